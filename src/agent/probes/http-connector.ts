@@ -1,0 +1,256 @@
+/**
+ * An undici connector that opens the connection itself, phase by phase, so a
+ * probe can report how long name resolution, the TCP handshake and the TLS
+ * handshake each took, and say precisely which one failed.
+ */
+import dns from 'node:dns';
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import tls from 'node:tls';
+import type { buildConnector } from 'undici';
+import { ConnectError, DnsError, TlsError } from '../../errors/index.js';
+
+export type IpFamily = 'IPv4' | 'IPv6';
+
+/** Filled in as the connection progresses, so a failed attempt still shows what it got through. */
+export interface ConnectionPhases {
+  /** Milliseconds; 0 when the host is an IP literal and nothing was looked up. */
+  dns: number | null;
+  tcp: number | null;
+  /** null for plain HTTP. */
+  tls: number | null;
+  remoteAddress: string | null;
+  remotePort: number | null;
+}
+
+export interface TimedConnectorOptions {
+  ipFamily: IpFamily;
+  skipSSL: boolean;
+  /** Aborting it abandons the lookup and destroys any socket being opened. */
+  signal: AbortSignal;
+}
+
+export interface TimedConnector {
+  readonly connect: buildConnector.connector;
+  readonly phases: ConnectionPhases;
+}
+
+/**
+ * One connector per connection: the probe opens a fresh connection per run
+ * (and per redirect hop), and the phases belong to that connection only.
+ */
+export function createTimedConnector(options: TimedConnectorOptions): TimedConnector {
+  const phases: ConnectionPhases = { dns: null, tcp: null, tls: null, remoteAddress: null, remotePort: null };
+  const connect: buildConnector.connector = (target, callback) => {
+    open(target, options, phases).then(
+      (socket) => callback(null, socket),
+      (error: unknown) => callback(toError(error), null),
+    );
+  };
+  return { connect, phases };
+}
+
+async function open(
+  target: buildConnector.Options,
+  options: TimedConnectorOptions,
+  phases: ConnectionPhases,
+): Promise<net.Socket> {
+  const secure = target.protocol === 'https:';
+  const port = target.port === '' ? (secure ? 443 : 80) : Number(target.port);
+  const hostname = target.hostname;
+
+  let started = performance.now();
+  const resolved = await resolveAddress(hostname, options.ipFamily, options.signal);
+  phases.dns = performance.now() - started;
+  phases.remoteAddress = resolved.address;
+  phases.remotePort = port;
+
+  started = performance.now();
+  const socket = await connectTcp(resolved.address, port, resolved.family, options.signal);
+  phases.tcp = performance.now() - started;
+  if (!secure) return socket;
+
+  started = performance.now();
+  const tlsSocket = await handshake(socket, hostname, port, options);
+  phases.tls = performance.now() - started;
+  return tlsSocket;
+}
+
+interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+async function resolveAddress(hostname: string, ipFamily: IpFamily, signal: AbortSignal): Promise<ResolvedAddress> {
+  const literal = net.isIP(hostname);
+  if (literal === 4 || literal === 6) return { address: hostname, family: literal };
+  if (ipFamily === 'IPv4') return lookup(hostname, 4, signal);
+  try {
+    return await lookup(hostname, 6, signal);
+  } catch (error) {
+    // A v4-only host is still reachable for an IPv6-preferring monitor; only
+    // "no such address" falls back, anything else (abort included) is final.
+    if (error instanceof DnsError && error.cause instanceof Error && isNoAddress(error.cause)) {
+      return lookup(hostname, 4, signal);
+    }
+    throw error;
+  }
+}
+
+function isNoAddress(error: Error): boolean {
+  const code = errnoCode(error);
+  return code === 'ENOTFOUND' || code === 'ENODATA' || code === 'EAI_ADDRFAMILY' || code === 'EAI_NODATA';
+}
+
+function lookup(hostname: string, family: 4 | 6, signal: AbortSignal): Promise<ResolvedAddress> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(toError(signal.reason));
+      return;
+    }
+    // dns.lookup cannot be cancelled; on abort the answer is simply ignored.
+    const onAbort = (): void => reject(toError(signal.reason));
+    signal.addEventListener('abort', onAbort, { once: true });
+    dns.lookup(hostname, { family }, (error, address, answeredFamily) => {
+      signal.removeEventListener('abort', onAbort);
+      if (error) {
+        reject(new DnsError(describeDnsFailure(hostname, family, error), { cause: error }));
+        return;
+      }
+      resolve({ address, family: answeredFamily === 6 ? 6 : 4 });
+    });
+  });
+}
+
+function describeDnsFailure(hostname: string, family: 4 | 6, error: NodeJS.ErrnoException): string {
+  const record = family === 6 ? 'AAAA' : 'A';
+  const code = error.code ?? 'unknown error';
+  switch (code) {
+    case 'ENOTFOUND':
+      return `DNS lookup of ${hostname} failed: no ${record} record found (ENOTFOUND)`;
+    case 'EAI_AGAIN':
+      return `DNS lookup of ${hostname} failed: the resolver did not answer in time (EAI_AGAIN)`;
+    default:
+      return `DNS lookup of ${hostname} failed: ${error.message}`;
+  }
+}
+
+function connectTcp(address: string, port: number, family: 4 | 6, signal: AbortSignal): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(toError(signal.reason));
+      return;
+    }
+    const socket = net.connect({ host: address, port, family, noDelay: true });
+    const settle = (): void => {
+      signal.removeEventListener('abort', onAbort);
+      socket.off('error', onError);
+      socket.off('connect', onConnect);
+    };
+    const onAbort = (): void => {
+      settle();
+      socket.destroy();
+      reject(toError(signal.reason));
+    };
+    const onError = (error: Error): void => {
+      settle();
+      socket.destroy();
+      reject(new ConnectError(describeConnectFailure(address, port, error), { cause: error }));
+    };
+    const onConnect = (): void => {
+      settle();
+      resolve(socket);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    socket.once('error', onError);
+    socket.once('connect', onConnect);
+  });
+}
+
+function describeConnectFailure(address: string, port: number, error: Error): string {
+  const where = endpoint(address, port);
+  switch (errnoCode(error)) {
+    case 'ECONNREFUSED':
+      return `Connection refused by ${where}`;
+    case 'ECONNRESET':
+      return `Connection reset by ${where}`;
+    case 'ETIMEDOUT':
+      return `Connection to ${where} timed out`;
+    case 'EHOSTUNREACH':
+      return `Host unreachable: ${where}`;
+    case 'ENETUNREACH':
+      return `Network unreachable for ${where}`;
+    case 'EADDRNOTAVAIL':
+      return `Cannot connect to ${where}: address not available on this machine`;
+    default:
+      return `Could not connect to ${where}: ${error.message}`;
+  }
+}
+
+function handshake(
+  socket: net.Socket,
+  hostname: string,
+  port: number,
+  options: TimedConnectorOptions,
+): Promise<tls.TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const { signal } = options;
+    const isLiteral = net.isIP(hostname) !== 0;
+    const secure = tls.connect({
+      socket,
+      // host drives the certificate identity check; SNI must not carry an IP (RFC 6066).
+      host: hostname,
+      ...(isLiteral ? {} : { servername: hostname }),
+      rejectUnauthorized: !options.skipSSL,
+      ALPNProtocols: ['http/1.1'],
+    });
+    const settle = (): void => {
+      signal.removeEventListener('abort', onAbort);
+      secure.off('error', onError);
+      secure.off('secureConnect', onSecure);
+      secure.off('close', onClose);
+    };
+    const fail = (error: Error): void => {
+      settle();
+      secure.destroy();
+      socket.destroy();
+      reject(error);
+    };
+    const onAbort = (): void => fail(toError(signal.reason));
+    const onError = (error: Error): void =>
+      fail(new TlsError(`TLS handshake with ${endpoint(hostname, port)} failed: ${describeTlsFailure(error)}`, { cause: error }));
+    const onClose = (): void =>
+      fail(new TlsError(`TLS handshake with ${endpoint(hostname, port)} failed: the server closed the connection`));
+    const onSecure = (): void => {
+      settle();
+      resolve(secure);
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    secure.once('error', onError);
+    secure.once('close', onClose);
+    secure.once('secureConnect', onSecure);
+  });
+}
+
+function describeTlsFailure(error: Error): string {
+  const code = errnoCode(error);
+  return code === undefined || error.message.includes(code) ? error.message : `${error.message} (${code})`;
+}
+
+/** host:port, with IPv6 addresses bracketed so the port stays readable. */
+export function endpoint(host: string, port: number): string {
+  return net.isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+function errnoCode(error: Error): string | undefined {
+  const code: unknown = (error as NodeJS.ErrnoException).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function toError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
+}

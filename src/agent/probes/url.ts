@@ -1,0 +1,365 @@
+/**
+ * The URL monitor: one GET or HEAD, over a connection opened for this run
+ * only, timed phase by phase. A monitor measures what a first-time visitor
+ * gets, so nothing (connections, TLS sessions, DNS answers) is reused.
+ */
+import { performance } from 'node:perf_hooks';
+import Value from 'typebox/value';
+import { Client } from 'undici';
+import type { Dispatcher } from 'undici';
+import {
+  HttpError,
+  InvalidSettingsError,
+  OutpostError,
+  ProbeTimeoutError,
+  RedirectError,
+} from '../../errors/index.js';
+import type { ResultError, Timings } from '../../protocol/agent-api.js';
+import { URL_MAX_RESPONSE_TIME_CAP_MS, UrlSettingsSchema } from '../../protocol/url-settings.js';
+import { evaluateAssertions } from './assertions.js';
+import type { AssertionInput } from './assertions.js';
+import { createTimedConnector } from './http-connector.js';
+import type { ConnectionPhases, IpFamily } from './http-connector.js';
+import type { Probe, ProbeContext, ProbeOutcome } from './probe.js';
+
+/** Redirects followed before giving up; the request after the 10th redirect is never sent. */
+export const MAX_REDIRECTS = 10;
+/** Enough body to time a real download; past it the connection is dropped. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const USER_AGENT = 'Outpost (synthetic monitoring agent)';
+/** URL monitors only look at the status code; other sources belong to other check types. */
+const URL_ASSERTION_SOURCES: ReadonlySet<string> = new Set(['STATUS_CODE']);
+
+/** UrlSettings after defaults: every optional field is present. */
+export interface UrlSettingsParsed {
+  request: {
+    url: string;
+    method: 'GET' | 'HEAD';
+    followRedirects: boolean;
+    skipSSL: boolean;
+    ipFamily: IpFamily;
+    assertions: AssertionInput[];
+  };
+  degradedResponseTime: number;
+  maxResponseTime: number;
+}
+
+export const urlProbe: Probe<UrlSettingsParsed> = {
+  checkType: 'URL',
+  parseSettings: parseUrlSettings,
+  run: runUrlProbe,
+};
+
+export function parseUrlSettings(raw: unknown): UrlSettingsParsed {
+  // Default mutates; the job's own object must stay as the service sent it.
+  const value = Value.Default(UrlSettingsSchema, Value.Clone(raw));
+  if (!Value.Check(UrlSettingsSchema, value)) {
+    throw new InvalidSettingsError(`Invalid URL monitor settings: ${describeSchemaErrors(value)}`);
+  }
+  const problems: string[] = [];
+  const url = URL.parse(value.request.url);
+  if (url === null) problems.push('request.url: not a valid URL');
+  const assertions: readonly AssertionInput[] = value.request.assertions ?? [];
+  assertions.forEach((assertion, index) => {
+    if (!URL_ASSERTION_SOURCES.has(assertion.source)) {
+      problems.push(`request.assertions[${index}].source: ${assertion.source} is not supported by URL monitors (only STATUS_CODE)`);
+    }
+  });
+  if (problems.length > 0) throw new InvalidSettingsError(`Invalid URL monitor settings: ${problems.join('; ')}`);
+  // Value.Default filled every optional field that has a default, which is all of them.
+  return value as UrlSettingsParsed;
+}
+
+function describeSchemaErrors(value: unknown): string {
+  // Unions report one error per member; fold them into one line per field.
+  const byPath = new Map<string, { messages: Set<string>; allowed: unknown[] }>();
+  for (const error of Value.Errors(UrlSettingsSchema, value)) {
+    const path = toFieldPath(error.instancePath);
+    const entry = byPath.get(path) ?? { messages: new Set<string>(), allowed: [] };
+    byPath.set(path, entry);
+    if (error.keyword === 'const') entry.allowed.push(error.params.allowedValue);
+    else if (error.keyword !== 'anyOf') entry.messages.add(error.message);
+  }
+  return [...byPath]
+    .map(([path, { messages, allowed }]) => {
+      const parts = [...messages];
+      if (allowed.length > 0) parts.push(`must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`);
+      if (parts.length === 0) parts.push('is invalid');
+      return `${path}: ${parts.join(', ')}`;
+    })
+    .join('; ');
+}
+
+/** "/request/assertions/0/target" → "request.assertions[0].target". */
+function toFieldPath(instancePath: string): string {
+  const segments = instancePath.split('/').slice(1);
+  if (segments.length === 0) return '(settings)';
+  return segments
+    .map((segment, index) => (/^\d+$/.test(segment) ? `[${segment}]` : index === 0 ? segment : `.${segment}`))
+    .join('');
+}
+
+/** What one request/response exchange found; filled in as it happens, so a failure keeps what was measured. */
+interface Hop {
+  url: URL;
+  phases: ConnectionPhases;
+  firstByte: number | null;
+  download: number | null;
+  statusCode: number | null;
+  statusText: string;
+  location: string | null;
+  bodyBytes: number;
+  bodyTruncated: boolean;
+}
+
+async function runUrlProbe(settings: UrlSettingsParsed, context: ProbeContext): Promise<ProbeOutcome> {
+  const startedAt = performance.now();
+  const timeoutMs =
+    Number.isFinite(context.timeoutMs) && context.timeoutMs > 0 ? context.timeoutMs : URL_MAX_RESPONSE_TIME_CAP_MS;
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new ProbeTimeoutError(`${settings.request.method} ${settings.request.url} exceeded ${timeoutMs} ms`)),
+    timeoutMs,
+  );
+  const signal = AbortSignal.any([context.signal, deadline.signal]);
+  const hops: Hop[] = [];
+  try {
+    const final = await followRedirects(settings.request, signal, hops);
+    return judge(settings, final, hops, performance.now() - startedAt);
+  } catch (error) {
+    return failed(describeFailure(error, deadline.signal, context.signal), hops, performance.now() - startedAt);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function followRedirects(
+  request: UrlSettingsParsed['request'],
+  signal: AbortSignal,
+  hops: Hop[],
+): Promise<Hop> {
+  let url = new URL(request.url);
+  const visited = new Set<string>([url.href]);
+  for (;;) {
+    const hop = await exchange(url, request, signal, hops);
+    const next = request.followRedirects ? redirectTarget(hop) : null;
+    if (next === null) return hop;
+    if (visited.has(next.href)) {
+      throw new RedirectError(`Redirect loop: ${url.href} redirects back to ${next.href}`);
+    }
+    if (hops.length > MAX_REDIRECTS) {
+      throw new RedirectError(`More than ${MAX_REDIRECTS} redirects; the last one pointed to ${next.href}`);
+    }
+    visited.add(next.href);
+    url = next;
+  }
+}
+
+function redirectTarget(hop: Hop): URL | null {
+  if (hop.statusCode === null || !REDIRECT_STATUSES.has(hop.statusCode) || hop.location === null) return null;
+  const next = URL.parse(hop.location, hop.url.href);
+  if (next === null) {
+    throw new HttpError(`${hop.url.href} answered ${hop.statusCode} with an invalid Location: ${hop.location}`);
+  }
+  if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+    throw new HttpError(`${hop.url.href} redirects to ${next.href}, which is not an HTTP(S) URL`);
+  }
+  return next;
+}
+
+/** One request on one fresh connection, closed before this returns whatever happens. */
+async function exchange(
+  url: URL,
+  request: UrlSettingsParsed['request'],
+  signal: AbortSignal,
+  hops: Hop[],
+): Promise<Hop> {
+  signal.throwIfAborted();
+  const connector = createTimedConnector({ ipFamily: request.ipFamily, skipSSL: request.skipSSL, signal });
+  const hop: Hop = {
+    url,
+    phases: connector.phases,
+    firstByte: null,
+    download: null,
+    statusCode: null,
+    statusText: '',
+    location: null,
+    bodyBytes: 0,
+    bodyTruncated: false,
+  };
+  hops.push(hop);
+  // Timeouts are the run's deadline, not undici's per-phase timers (0 disables them).
+  const client = new Client(url.origin, { connect: connector.connect, headersTimeout: 0, bodyTimeout: 0 });
+  let onAbort = (): void => undefined;
+  try {
+    return await new Promise<Hop>((resolve, reject) => {
+      onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+      signal.addEventListener('abort', onAbort, { once: true });
+      client.dispatch(
+        {
+          path: `${url.pathname}${url.search}`,
+          method: request.method,
+          headers: { 'user-agent': USER_AGENT, accept: '*/*' },
+          // Connection: close; the socket is not worth keeping and the server should know.
+          reset: true,
+        },
+        timingHandler(hop, resolve, reject),
+      );
+    });
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    await client.destroy();
+  }
+}
+
+function timingHandler(hop: Hop, resolve: (hop: Hop) => void, reject: (error: Error) => void): Dispatcher.DispatchHandler {
+  let requestAt = 0;
+  let headersAt = 0;
+  let done = false;
+  const finish = (): void => {
+    if (done) return;
+    done = true;
+    hop.download = performance.now() - headersAt;
+    resolve(hop);
+  };
+  return {
+    onRequestStart() {
+      // Called as the request goes onto the freshly opened socket.
+      requestAt = performance.now();
+    },
+    onResponseStart(_controller, statusCode, headers, statusMessage) {
+      if (statusCode < 200) return; // informational (103 Early Hints); the real answer follows
+      headersAt = performance.now();
+      hop.firstByte = headersAt - requestAt;
+      hop.statusCode = statusCode;
+      hop.statusText = statusMessage ?? '';
+      const location = headers.location;
+      hop.location = (Array.isArray(location) ? location[0] : location) ?? null;
+    },
+    onResponseData(controller, chunk) {
+      hop.bodyBytes += chunk.length;
+      if (hop.bodyBytes > MAX_BODY_BYTES && !done) {
+        hop.bodyTruncated = true;
+        finish();
+        controller.abort(new Error('response body cap reached'));
+      }
+    },
+    onResponseEnd() {
+      finish();
+    },
+    onResponseError(_controller, error) {
+      if (done) return; // the body cap abort lands here after the hop is already complete
+      done = true;
+      reject(error);
+    },
+  };
+}
+
+function judge(settings: UrlSettingsParsed, final: Hop, hops: Hop[], elapsed: number): ProbeOutcome {
+  const timings = sumTimings(hops, elapsed);
+  const responseTime = round(elapsed);
+  const statusCode = final.statusCode ?? 0;
+  const assertions = evaluateAssertions(settings.request.assertions, (source) =>
+    source === 'STATUS_CODE' ? statusCode : undefined,
+  );
+  let error: ResultError | null = null;
+  let hasFailures = assertions.some((result) => !result.passed);
+  // Without assertions an error status is the only signal there is; with
+  // assertions the user has said what "good" means, including expected 4xx/5xx.
+  if (assertions.length === 0 && statusCode >= 400) {
+    hasFailures = true;
+    error = {
+      code: 'HTTP_STATUS',
+      message: `${settings.request.method} ${final.url.href} answered ${statusCode}${final.statusText ? ` ${final.statusText}` : ''}`,
+    };
+  }
+  if (responseTime > settings.maxResponseTime) {
+    hasFailures = true;
+    error ??= {
+      code: 'MAX_RESPONSE_TIME',
+      message: `Response time ${responseTime} ms exceeded the maximum of ${settings.maxResponseTime} ms`,
+    };
+  }
+  return {
+    responseTime,
+    hasFailures,
+    hasErrors: false,
+    isDegraded: responseTime > settings.degradedResponseTime,
+    error,
+    timings,
+    statusCode,
+    assertions,
+    details: details(hops),
+  };
+}
+
+function failed(error: ResultError, hops: Hop[], elapsed: number): ProbeOutcome {
+  return {
+    responseTime: round(elapsed),
+    hasFailures: true,
+    hasErrors: true,
+    isDegraded: false,
+    error,
+    timings: hops.length > 0 ? sumTimings(hops, elapsed) : null,
+    statusCode: null,
+    assertions: [],
+    details: details(hops),
+  };
+}
+
+function describeFailure(error: unknown, deadline: AbortSignal, cancel: AbortSignal): ResultError {
+  // Checked first: aborting tears the connection down, and whatever error that
+  // surfaces as is a symptom of the deadline, not the cause.
+  if (deadline.aborted) return toResultError(deadline.reason);
+  if (cancel.aborted) {
+    const reason: unknown = cancel.reason;
+    if (reason instanceof OutpostError) return reason.toJSON();
+    if (reason instanceof Error && reason.name === 'TimeoutError') {
+      return new ProbeTimeoutError(`The run exceeded its time budget: ${reason.message}`).toJSON();
+    }
+    return { code: 'CANCELLED', message: 'The run was cancelled before it finished' };
+  }
+  return toResultError(error);
+}
+
+function toResultError(error: unknown): ResultError {
+  if (error instanceof OutpostError) return error.toJSON();
+  const message = error instanceof Error ? error.message : String(error);
+  return new HttpError(`HTTP exchange failed: ${message}`).toJSON();
+}
+
+/** Phases are summed over redirect hops; total is wall-clock, gaps between hops included. */
+function sumTimings(hops: Hop[], elapsed: number): Timings {
+  return {
+    dns: sum(hops.map((hop) => hop.phases.dns)),
+    tcp: sum(hops.map((hop) => hop.phases.tcp)),
+    tls: sum(hops.map((hop) => hop.phases.tls)),
+    firstByte: sum(hops.map((hop) => hop.firstByte)),
+    download: sum(hops.map((hop) => hop.download)),
+    total: round(elapsed),
+  };
+}
+
+function sum(values: (number | null)[]): number | null {
+  const present = values.filter((value): value is number => value !== null);
+  return present.length === 0 ? null : round(present.reduce((a, b) => a + b, 0));
+}
+
+/** Microsecond precision: loopback TCP handshakes take well under 0.1 ms and must not read as 0. */
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
+function details(hops: Hop[]): Record<string, unknown> {
+  const last = hops.at(-1);
+  return {
+    redirects: Math.max(hops.length - 1, 0),
+    finalUrl: last?.url.href ?? null,
+    remoteAddress: last?.phases.remoteAddress ?? null,
+    // Only HTTP/1.1 is offered (ALPN and the client), so that is what is spoken.
+    httpVersion: last?.statusCode != null ? '1.1' : null,
+    bodyBytesRead: last?.bodyBytes ?? 0,
+    bodyTruncated: last?.bodyTruncated ?? false,
+  };
+}

@@ -1,0 +1,78 @@
+import { cleanEnv, makeValidator, type ValidatorSpec } from 'envalid';
+import { ConfigError } from '../errors/index.js';
+
+export type EnvSpecs = Record<string, ValidatorSpec<unknown>>;
+
+/** Whole numbers only: "1.5", "1e3" and " 7 " are refused, not rounded. */
+export const integer = (min: number, max: number) =>
+  makeValidator<number>((raw) => {
+    if (!/^\d+$/.test(raw)) throw new Error(`must be a whole number from ${min} to ${max}`);
+    const value = Number(raw);
+    if (value < min || value > max) throw new Error(`must be a whole number from ${min} to ${max}`);
+    return value;
+  });
+
+export const pattern = (regex: RegExp, what: string) =>
+  makeValidator<string>((raw) => {
+    if (!regex.test(raw)) throw new Error(`must be ${what}`);
+    return raw;
+  });
+
+export const httpUrl = makeValidator<string>((raw) => {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new Error('must be an absolute http:// or https:// URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new Error('must be an absolute http:// or https:// URL');
+  }
+  return raw.replace(/\/+$/, '');
+});
+
+export const upperChoice = <T extends string>(choices: readonly T[]) =>
+  makeValidator<T>((raw) => {
+    const value = raw.toUpperCase() as T;
+    if (!choices.includes(value)) throw new Error(`must be one of ${choices.join(', ')}`);
+    return value;
+  });
+
+/**
+ * Validates every variable at once and throws one ConfigError naming each bad
+ * one. Values are never echoed: a typo in a secret must not land in a log.
+ */
+export function parseEnv<S extends EnvSpecs>(
+  specs: S,
+  env: Record<string, string | undefined>,
+  program: string,
+) {
+  return cleanEnv(env, specs, {
+    reporter: ({ errors }) => {
+      const problems = Object.entries(errors).map(([name, error]) => {
+        const reason = error instanceof Error && error.message && !/^Missing/.test(error.message)
+          ? error.message
+          : 'is required and not set';
+        const detail = /^(must|is) /.test(reason) ? reason : `is invalid: ${reason}`;
+        return `  ${name} ${detail}`;
+      });
+      if (problems.length > 0) {
+        throw new ConfigError(`${program}: invalid configuration\n${problems.join('\n')}`);
+      }
+    },
+  });
+}
+
+/** The variable table for --help, drawn from the same specs that validate. */
+export function describeEnv(specs: EnvSpecs): string {
+  const rows = Object.entries(specs).map(([name, spec]) => {
+    const fallback =
+      spec.default === undefined ? (isRequired(spec) ? ' (required)' : '') : ` (default: ${String(spec.default)})`;
+    return `  ${name.padEnd(24)} ${spec.desc ?? ''}${fallback}`;
+  });
+  return rows.join('\n');
+}
+
+function isRequired(spec: ValidatorSpec<unknown>): boolean {
+  return !('default' in spec);
+}

@@ -1,0 +1,16 @@
+export { OutpostError, errorCode } from './outpost-error.js';
+export { ConfigError } from './config-error.js';
+export { RedisServerMissingError } from './redis-server-missing-error.js';
+export { RedisStartError } from './redis-start-error.js';
+export { KeyRefusedError } from './key-refused-error.js';
+export { ServiceUnreachableError } from './service-unreachable-error.js';
+export { ProtocolError } from './protocol-error.js';
+export { ConflictError } from './conflict-error.js';
+export { InvalidSettingsError } from './invalid-settings-error.js';
+export { UnsupportedCheckTypeError } from './unsupported-check-type-error.js';
+export { ProbeTimeoutError } from './probe-timeout-error.js';
+export { DnsError } from './dns-error.js';
+export { ConnectError } from './connect-error.js';
+export { TlsError } from './tls-error.js';
+export { HttpError } from './http-error.js';
+export { RedirectError } from './redirect-error.js';

@@ -1,0 +1,6 @@
+import { OutpostError } from './outpost-error.js';
+
+/** The TLS handshake or certificate check failed. */
+export class TlsError extends OutpostError {
+  readonly code = 'TLS_FAILURE';
+}

@@ -1,0 +1,131 @@
+/**
+ * Agent protocol v1: the schemas both the service (validation, OpenAPI) and the
+ * agent (checking what the service answers) are built from.
+ */
+import Type from 'typebox';
+import { AssertionResultSchema } from './assertion.js';
+import { CheckTypeSchema, RunSourceSchema } from './enums.js';
+
+export const MAX_ARTIFACT_BYTES = 157_286_400;
+export const PRIVATE_LOCATION_KEY_PATTERN = '^pl_[A-Za-z0-9_-]{32,}$';
+
+const Uuid = Type.String({ format: 'uuid' });
+const Lane = Type.Object({
+  uptime: Type.Integer({ minimum: 0, maximum: 10_000 }),
+  script: Type.Integer({ minimum: 0, maximum: 100 }),
+});
+
+export const HelloRequestSchema = Type.Object({
+  agentId: Uuid,
+  version: Type.String({ maxLength: 64 }),
+  hostname: Type.String({ maxLength: 255 }),
+  mode: Type.Enum(['full', 'uptime']),
+  checkTypes: Type.Array(CheckTypeSchema, { maxItems: 20 }),
+  runtimes: Type.Array(Type.String({ maxLength: 32 }), { maxItems: 20 }),
+  capacity: Lane,
+});
+export type HelloRequest = Type.Static<typeof HelloRequestSchema>;
+
+export const HelloResponseSchema = Type.Object({
+  privateLocation: Type.Object({ id: Type.String(), slugName: Type.String(), name: Type.String() }),
+  leaseSeconds: Type.Integer({ minimum: 1 }),
+  maxWaitSeconds: Type.Integer({ minimum: 0, maximum: 30 }),
+});
+export type HelloResponse = Type.Static<typeof HelloResponseSchema>;
+
+export const ClaimRequestSchema = Type.Object({
+  agentId: Uuid,
+  max: Type.Integer({ minimum: 1, maximum: 100 }),
+  waitSeconds: Type.Integer({ minimum: 0, maximum: 30 }),
+});
+export type ClaimRequest = Type.Static<typeof ClaimRequestSchema>;
+
+export const EnvironmentVariableSchema = Type.Object({
+  key: Type.String(),
+  value: Type.String(),
+  secret: Type.Boolean(),
+});
+
+export const JobSchema = Type.Object({
+  jobId: Type.String(),
+  checkSessionId: Type.String(),
+  checkId: Type.String(),
+  checkType: CheckTypeSchema,
+  name: Type.String(),
+  runLocation: Type.String(),
+  runSource: RunSourceSchema,
+  attempt: Type.Integer({ minimum: 1 }),
+  leaseExpiresAt: Type.String(),
+  timeoutSeconds: Type.Integer({ minimum: 1 }),
+  runtimeId: Type.Union([Type.String(), Type.Null()]),
+  environmentVariables: Type.Array(EnvironmentVariableSchema),
+  settings: Type.Record(Type.String(), Type.Unknown()),
+});
+export type Job = Type.Static<typeof JobSchema>;
+
+export const ClaimResponseSchema = Type.Object({ jobs: Type.Array(JobSchema, { maxItems: 100 }) });
+export type ClaimResponse = Type.Static<typeof ClaimResponseSchema>;
+
+export const LeaseRequestSchema = Type.Object({ agentId: Uuid });
+export const LeaseResponseSchema = Type.Object({ leaseExpiresAt: Type.String() });
+
+export const ReleaseRequestSchema = Type.Object({
+  agentId: Uuid,
+  reason: Type.String({ maxLength: 500 }),
+});
+
+const Ms = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
+export const TimingsSchema = Type.Object({
+  dns: Ms,
+  tcp: Ms,
+  tls: Ms,
+  firstByte: Ms,
+  download: Ms,
+  total: Ms,
+});
+export type Timings = Type.Static<typeof TimingsSchema>;
+
+export const ResultErrorSchema = Type.Object({
+  code: Type.String({ maxLength: 64 }),
+  message: Type.String({ maxLength: 10_000 }),
+});
+export type ResultError = Type.Static<typeof ResultErrorSchema>;
+
+export const LogLineSchema = Type.Object({
+  time: Type.String(),
+  level: Type.String({ maxLength: 16 }),
+  message: Type.String({ maxLength: 10_000 }),
+});
+
+export const ArtifactRefSchema = Type.Object({
+  name: Type.String(),
+  contentType: Type.String(),
+  size: Type.Integer({ minimum: 0 }),
+  uploaded: Type.Boolean(),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const ResultSchema = Type.Object({
+  /** Protocol addition: which agent reports, so a stale agent's late answer is told apart. */
+  agentId: Uuid,
+  jobId: Type.String(),
+  checkId: Type.String(),
+  checkType: CheckTypeSchema,
+  runLocation: Type.String(),
+  startedAt: Type.String({ format: 'date-time' }),
+  stoppedAt: Type.String({ format: 'date-time' }),
+  responseTime: Type.Number({ minimum: 0 }),
+  hasErrors: Type.Boolean(),
+  hasFailures: Type.Boolean(),
+  isDegraded: Type.Boolean(),
+  aborted: Type.Boolean(),
+  isCancelled: Type.Boolean(),
+  error: Type.Union([ResultErrorSchema, Type.Null()]),
+  timings: Type.Optional(Type.Union([TimingsSchema, Type.Null()])),
+  statusCode: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  assertions: Type.Array(AssertionResultSchema, { maxItems: 100 }),
+  details: Type.Record(Type.String(), Type.Unknown()),
+  logs: Type.Array(LogLineSchema, { maxItems: 1000 }),
+  artifacts: Type.Array(ArtifactRefSchema, { maxItems: 100 }),
+});
+export type Result = Type.Static<typeof ResultSchema>;

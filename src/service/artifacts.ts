@@ -1,0 +1,38 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export class ArtifactTooLargeError extends Error {
+  readonly code = 'ARTIFACT_TOO_LARGE';
+}
+
+/**
+ * Streams an upload to disk, never holding it in memory, and stops the moment
+ * it passes `limit` bytes: nothing of an oversized upload is kept.
+ */
+export async function storeArtifact(
+  source: Readable,
+  directory: string,
+  fileName: string,
+  limit: number,
+): Promise<{ path: string; size: number }> {
+  await mkdir(directory, { recursive: true });
+  const path = join(directory, fileName);
+  let size = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      size += chunk.length;
+      if (size > limit) callback(new ArtifactTooLargeError(`artifact exceeds ${limit} bytes`));
+      else callback(null, chunk);
+    },
+  });
+  try {
+    await pipeline(source, counter, createWriteStream(path));
+  } catch (error) {
+    await rm(path, { force: true });
+    throw error;
+  }
+  return { path, size };
+}

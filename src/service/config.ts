@@ -1,0 +1,66 @@
+import { str } from 'envalid';
+import { describeEnv, httpUrl, integer, parseEnv, pattern, upperChoice } from '../config/env.js';
+import { Secret } from '../config/secret.js';
+import { ConfigError } from '../errors/index.js';
+import { LOG_LEVELS, type LogLevel } from '../logging.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const serviceEnvSpecs = {
+  PORT: integer(0, 65535)({ default: 3000, desc: 'HTTP port of the API (0: any free port)' }),
+  HOST: str({ default: '0.0.0.0', desc: 'Address to listen on' }),
+  PUBLIC_URL: httpUrl({ default: undefined, desc: 'Base address used in links (default http://localhost:PORT)' }),
+  DATABASE_URL: pattern(/^postgres(ql)?:\/\//, 'a postgres:// connection string')({
+    default: undefined,
+    desc: 'PostgreSQL connection string; unset runs embedded PGlite',
+  }),
+  PGLITE_DIR: str({ default: undefined, desc: 'Directory for embedded PGlite data; unset keeps it in memory' }),
+  ARTIFACTS_DIR: str({ default: undefined, desc: 'Directory for uploaded artifacts (default: a temporary directory)' }),
+  BOOTSTRAP_ACCOUNT_ID: pattern(UUID, 'a uuid')({
+    default: undefined,
+    desc: 'Account id made sure to exist at start (with BOOTSTRAP_API_KEY)',
+  }),
+  BOOTSTRAP_API_KEY: pattern(/^\S{16,256}$/, '16 to 256 characters without spaces')({
+    default: undefined,
+    desc: 'API key made sure to exist for BOOTSTRAP_ACCOUNT_ID',
+  }),
+  LOG_LEVEL: upperChoice(LOG_LEVELS)({ default: 'INFO', desc: 'DEBUG, LOG, INFO, WARN or ERROR' }),
+};
+
+export interface ServiceConfig {
+  port: number;
+  host: string;
+  publicUrl: string | undefined;
+  databaseUrl: string | undefined;
+  pgliteDir: string | undefined;
+  artifactsDir: string | undefined;
+  bootstrap: { accountId: string; apiKey: Secret } | undefined;
+  logLevel: LogLevel;
+  /** Scheduler and lease sweep period; tests shorten it. */
+  tickMs: number;
+}
+
+export function loadServiceConfig(env: Record<string, string | undefined> = process.env): ServiceConfig {
+  const parsed = parseEnv(serviceEnvSpecs, env, 'outpost service');
+  if ((parsed.BOOTSTRAP_ACCOUNT_ID === undefined) !== (parsed.BOOTSTRAP_API_KEY === undefined)) {
+    throw new ConfigError(
+      'outpost service: invalid configuration\n  BOOTSTRAP_ACCOUNT_ID and BOOTSTRAP_API_KEY must be set together',
+    );
+  }
+  return {
+    port: parsed.PORT,
+    host: parsed.HOST,
+    publicUrl: parsed.PUBLIC_URL,
+    databaseUrl: parsed.DATABASE_URL,
+    pgliteDir: parsed.PGLITE_DIR,
+    artifactsDir: parsed.ARTIFACTS_DIR,
+    bootstrap:
+      parsed.BOOTSTRAP_ACCOUNT_ID && parsed.BOOTSTRAP_API_KEY
+        ? { accountId: parsed.BOOTSTRAP_ACCOUNT_ID.toLowerCase(), apiKey: new Secret(parsed.BOOTSTRAP_API_KEY) }
+        : undefined,
+    logLevel: parsed.LOG_LEVEL,
+    tickMs: 1000,
+  };
+}
+
+export const serviceEnvHelp = (): string => describeEnv(serviceEnvSpecs);

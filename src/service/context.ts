@@ -1,0 +1,17 @@
+import type { Logger } from '../logging.js';
+import type { Database } from './db/database.js';
+import type { ServiceEvents } from './events.js';
+
+/** What every route and background task of the service shares. */
+export interface ServiceContext {
+  db: Database;
+  events: ServiceEvents;
+  logger: Logger;
+  /** Base address for links in records, without a trailing slash. */
+  baseUrl: string;
+  artifactsDir: string;
+  /** Lease handed out with each job; agents extend it for long jobs. */
+  leaseSeconds: number;
+  /** Longest a claim long poll may be held. */
+  maxWaitSeconds: number;
+}

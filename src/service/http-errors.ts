@@ -1,0 +1,79 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+
+/** Shape A: {statusCode, error, message}. */
+export function sendErrorA(reply: FastifyReply, statusCode: number, message: string): FastifyReply {
+  return reply.code(statusCode).send({ statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message });
+}
+
+/** Shape B: {message, attributes}; attributes name each bad field. */
+export function sendErrorB(
+  reply: FastifyReply,
+  statusCode: number,
+  message: string,
+  attributes: Record<string, unknown> = {},
+): FastifyReply {
+  return reply.code(statusCode).send({ message, attributes });
+}
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** "/request/url" → "request.url"; a missing property is named by itself. */
+export function fieldName(error: AjvError): string {
+  const path = error.instancePath.replace(/^\//, '').split('/').filter(Boolean);
+  if (error.keyword === 'required' && typeof error.params.missingProperty === 'string') {
+    path.push(error.params.missingProperty);
+  }
+  return path.join('.') || '(root)';
+}
+
+function describe(error: AjvError): string {
+  if (error.keyword === 'required') return 'is required';
+  if (error.keyword === 'enum' || error.keyword === 'const') {
+    const allowed = (error.params.allowedValues ?? [error.params.allowedValue]) as unknown[];
+    return `must be one of ${allowed.map(String).join(', ')}`;
+  }
+  return error.message ?? 'is invalid';
+}
+
+/**
+ * A union of literals fails every branch; ajv then reports one `const` error
+ * per branch plus an `anyOf`. Users want one line: "must be one of …".
+ */
+function collapse(errors: readonly AjvError[]): Record<string, string> {
+  const byField = new Map<string, AjvError[]>();
+  for (const error of errors) {
+    const name = fieldName(error);
+    byField.set(name, [...(byField.get(name) ?? []), error]);
+  }
+  const attributes: Record<string, string> = {};
+  for (const [name, list] of byField) {
+    const consts = list.filter((e) => e.keyword === 'const').map((e) => e.params.allowedValue);
+    if (consts.length > 1) attributes[name] = `must be one of ${consts.map(String).join(', ')}`;
+    else attributes[name] = list.filter((e) => e.keyword !== 'anyOf').map(describe)[0] ?? describe(list[0]!);
+  }
+  return attributes;
+}
+
+export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error.validation) {
+    const attributes = collapse(error.validation as unknown as AjvError[]);
+    const where = error.validationContext === 'body' ? 'body' : (error.validationContext ?? 'request');
+    const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
+    return sendErrorB(reply, 400, `Invalid ${where}: ${list.join('; ')}`, attributes);
+  }
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+    return sendErrorB(reply, 400, 'The request body is not valid JSON', {});
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 500) {
+    request.log.error({ err: error }, 'request failed');
+    return sendErrorA(reply, 500, 'Internal error; the service log has the details');
+  }
+  return sendErrorA(reply, status, error.message);
+}

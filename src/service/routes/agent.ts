@@ -1,0 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import Type from 'typebox';
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import {
+  ClaimRequestSchema,
+  ClaimResponseSchema,
+  HelloRequestSchema,
+  HelloResponseSchema,
+  LeaseRequestSchema,
+  LeaseResponseSchema,
+  MAX_ARTIFACT_BYTES,
+  ReleaseRequestSchema,
+  ResultSchema,
+} from '../../protocol/agent-api.js';
+import { ArtifactTooLargeError, storeArtifact } from '../artifacts.js';
+import type { ServiceContext } from '../context.js';
+import { sendErrorA, sendErrorB } from '../http-errors.js';
+import { waitForJobs } from '../long-poll.js';
+import { ErrorA, ErrorB } from '../schemas/common.js';
+import { claimJobs, extendLease, recordResult, releaseJob } from '../store/jobs.js';
+import { recordAgent, touchAgent } from '../store/private-locations.js';
+
+const tags = ['Agent protocol'];
+const JobParams = Type.Object({ jobId: Type.String({ format: 'uuid' }) });
+const ArtifactParams = Type.Object({
+  jobId: Type.String({ format: 'uuid' }),
+  name: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$' }),
+});
+const security = [{ privateLocationKey: [] }];
+
+export const agentRoutes =
+  (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/v1/agent/hello',
+      {
+        schema: {
+          tags,
+          security,
+          body: HelloRequestSchema,
+          response: { 200: HelloResponseSchema, 400: ErrorB, 401: ErrorA },
+        },
+      },
+      async (request) => {
+        const location = request.privateLocation;
+        await recordAgent(ctx.db, location.id, request.body);
+        request.log.info({ agentId: request.body.agentId, location: location.slug_name }, 'agent said hello');
+        return {
+          privateLocation: { id: location.id, slugName: location.slug_name, name: location.name },
+          leaseSeconds: ctx.leaseSeconds,
+          maxWaitSeconds: ctx.maxWaitSeconds,
+        };
+      },
+    );
+
+    app.post(
+      '/v1/agent/jobs/claim',
+      {
+        schema: {
+          tags,
+          security,
+          description: 'Long poll: held up to waitSeconds while no job is ready.',
+          body: ClaimRequestSchema,
+          response: { 200: ClaimResponseSchema, 400: ErrorB, 401: ErrorA, 409: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const location = request.privateLocation;
+        const { agentId, max } = request.body;
+        const agent = await touchAgent(ctx.db, location.id, agentId);
+        if (!agent) return sendErrorA(reply, 409, 'Unknown agentId: say hello first');
+        // A client gone before jobs are leased must not take any with it.
+        const gone = new AbortController();
+        request.raw.once('close', () => gone.abort());
+        reply.raw.once('close', () => gone.abort());
+        const deadline = Date.now() + Math.min(request.body.waitSeconds, ctx.maxWaitSeconds) * 1000;
+        for (;;) {
+          if (gone.signal.aborted) return reply.send({ jobs: [] });
+          const jobs = await claimJobs(ctx.db, {
+            privateLocationId: location.id,
+            agentId,
+            checkTypes: agent.check_types,
+            runtimes: agent.runtimes,
+            max,
+            leaseSeconds: ctx.leaseSeconds,
+          });
+          const remaining = deadline - Date.now();
+          if (jobs.length > 0 || remaining <= 0) return { jobs };
+          await waitForJobs(ctx.events, location.id, remaining, gone.signal);
+        }
+      },
+    );
+
+    app.post(
+      '/v1/agent/jobs/:jobId/lease',
+      {
+        schema: {
+          tags,
+          security,
+          params: JobParams,
+          body: LeaseRequestSchema,
+          response: { 200: LeaseResponseSchema, 409: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const expires = await extendLease(
+          ctx.db,
+          request.privateLocation.id,
+          request.params.jobId,
+          request.body.agentId,
+          ctx.leaseSeconds,
+        );
+        if (!expires) return sendErrorA(reply, 409, 'The job is no longer leased to this agent');
+        return { leaseExpiresAt: expires.toISOString() };
+      },
+    );
+
+    app.post(
+      '/v1/agent/jobs/:jobId/result',
+      {
+        schema: {
+          tags,
+          security,
+          params: JobParams,
+          body: ResultSchema,
+          response: { 200: Type.Object({ recorded: Type.Boolean() }), 404: ErrorA, 409: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        if (request.body.jobId !== request.params.jobId) {
+          return sendErrorB(reply, 400, 'Invalid body: jobId does not match the path', {
+            jobId: 'must equal the jobId in the path',
+          });
+        }
+        const outcome = await ctx.db.transaction((tx) =>
+          recordResult(tx, request.privateLocation.id, request.params.jobId, request.body),
+        );
+        switch (outcome.kind) {
+          case 'not-found':
+            return sendErrorA(reply, 404, 'Job not found at this private location');
+          case 'conflict':
+            return sendErrorA(reply, 409, `Result refused: ${outcome.reason}`);
+          case 'duplicate':
+            return { recorded: false };
+          case 'recorded':
+            if (outcome.completedSession) ctx.events.emit('sessionCompleted', outcome.completedSession);
+            return { recorded: true };
+        }
+      },
+    );
+
+    // Artifacts are raw bytes of any type (a report may well be JSON), streamed
+    // to disk by the route itself rather than parsed.
+    await app.register(async (scope) => {
+      const raw = scope.withTypeProvider<TypeBoxTypeProvider>();
+      raw.removeAllContentTypeParsers();
+      raw.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+      raw.put(
+        '/v1/agent/jobs/:jobId/artifacts/:name',
+        {
+          schema: {
+            tags,
+            security,
+            params: ArtifactParams,
+            description: `Raw bytes; at most ${MAX_ARTIFACT_BYTES} bytes (150 MB).`,
+            response: { 201: Type.Object({ name: Type.String(), size: Type.Integer() }), 404: ErrorA, 413: ErrorA },
+          },
+        },
+        async (request, reply) => {
+          const declared = Number(request.headers['content-length'] ?? NaN);
+          if (declared > MAX_ARTIFACT_BYTES) {
+            // Answer without reading the body; closing spares both sides the upload.
+            reply.header('connection', 'close');
+            return sendErrorA(reply, 413, `Artifacts are limited to ${MAX_ARTIFACT_BYTES} bytes`);
+          }
+          const { jobId, name } = request.params;
+          const [job] = await ctx.db.query<{ id: string }>(
+            'SELECT id FROM jobs WHERE id = $1 AND private_location_id = $2',
+            [jobId, request.privateLocation.id],
+          );
+          if (!job) return sendErrorA(reply, 404, 'Job not found at this private location');
+          const id = randomUUID();
+          try {
+            const stored = await storeArtifact(
+              request.body as Readable,
+              join(ctx.artifactsDir, jobId),
+              `${id}-${name}`,
+              MAX_ARTIFACT_BYTES,
+            );
+            await ctx.db.query(
+              `INSERT INTO artifacts (id, job_id, name, content_type, size, path) VALUES ($1, $2, $3, $4, $5, $6)
+               ON CONFLICT (job_id, name) DO UPDATE SET content_type = EXCLUDED.content_type,
+                 size = EXCLUDED.size, path = EXCLUDED.path, created_at = now()`,
+              [id, jobId, name, request.headers['content-type'] ?? 'application/octet-stream', stored.size, stored.path],
+            );
+            return reply.code(201).send({ name, size: stored.size });
+          } catch (error) {
+            if (error instanceof ArtifactTooLargeError) {
+              reply.header('connection', 'close');
+              return sendErrorA(reply, 413, `Artifacts are limited to ${MAX_ARTIFACT_BYTES} bytes`);
+            }
+            throw error;
+          }
+        },
+      );
+    });
+
+    app.post(
+      '/v1/agent/jobs/:jobId/release',
+      {
+        schema: {
+          tags,
+          security,
+          params: JobParams,
+          body: ReleaseRequestSchema,
+          response: { 204: Type.Null(), 409: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const released = await releaseJob(ctx.db, request.privateLocation.id, request.params.jobId, request.body.agentId);
+        if (!released) return sendErrorA(reply, 409, 'The job is not leased to this agent');
+        request.log.info({ jobId: request.params.jobId, reason: request.body.reason }, 'job released');
+        ctx.events.emit('jobsQueued', request.privateLocation.id);
+        return reply.code(204).send(null);
+      },
+    );
+  };

@@ -1,0 +1,125 @@
+import Type from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { ServiceContext } from '../context.js';
+import { sendErrorA, sendErrorB } from '../http-errors.js';
+import { startRun } from '../runs.js';
+import { ErrorA, ErrorB } from '../schemas/common.js';
+import { findChecksForTrigger } from '../store/checks.js';
+import { getResultRecord, getSessionRecord, sessionRecord } from '../store/sessions.js';
+import { SESSION_STATUSES } from '../../protocol/enums.js';
+
+const tags = ['Check sessions'];
+
+const SessionResult = Type.Object(
+  {
+    checkResultId: Type.String(),
+    checkResultLink: Type.String(),
+    checkId: Type.String(),
+    checkType: Type.String(),
+    runLocation: Type.String(),
+    resultType: Type.String(),
+    hasErrors: Type.Boolean(),
+    hasFailures: Type.Boolean(),
+    isDegraded: Type.Boolean(),
+    aborted: Type.Boolean(),
+    isCancelled: Type.Boolean(),
+    name: Type.String(),
+  },
+  { additionalProperties: true },
+);
+
+const CheckSession = Type.Object({
+  checkSessionId: Type.String(),
+  checkSessionLink: Type.String(),
+  checkId: Type.String(),
+  checkType: Type.String(),
+  status: Type.Enum(SESSION_STATUSES),
+  startedAt: Type.String(),
+  timeElapsed: Type.Number(),
+  runLocations: Type.Array(Type.String()),
+  name: Type.String(),
+  stoppedAt: Type.Union([Type.String(), Type.Null()]),
+  runSource: Type.Union([Type.String(), Type.Null()]),
+  results: Type.Array(SessionResult),
+});
+
+const TriggerBody = Type.Object({
+  target: Type.Object({
+    checkId: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100 })),
+    tag: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 100 })),
+  }),
+});
+
+export const checkSessionRoutes =
+  (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/v2/check-sessions/trigger',
+      {
+        schema: {
+          tags,
+          summary: 'Run checks now',
+          description: 'Starts one session per matching check, with runSource TRIGGER_API.',
+          body: TriggerBody,
+          response: { 201: Type.Object({ sessions: Type.Array(CheckSession) }), 400: ErrorB, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const { target } = request.body;
+        if (!target.checkId && !target.tag) {
+          return sendErrorB(reply, 400, 'Invalid body: target needs checkId or tag', {
+            target: 'must name checkId or tag',
+          });
+        }
+        const checks = await findChecksForTrigger(ctx.db, request.accountId, target);
+        if (checks.length === 0) return sendErrorA(reply, 404, 'No matching checks were found');
+        const sessions = [];
+        const refused: Record<string, string> = {};
+        for (const check of checks) {
+          const started = await startRun(ctx, check, 'TRIGGER_API');
+          if ('refused' in started) refused[check.id] = started.refused;
+          else sessions.push(await sessionRecord(ctx.db, started.session, ctx.baseUrl));
+        }
+        if (sessions.length === 0) {
+          return sendErrorB(reply, 400, 'None of the matching checks can run', refused);
+        }
+        return reply.code(201).send({ sessions });
+      },
+    );
+
+    app.get(
+      '/v1/check-sessions/:checkSessionId',
+      {
+        schema: {
+          tags,
+          summary: 'Retrieve a check session',
+          params: Type.Object({ checkSessionId: Type.String({ format: 'uuid' }) }),
+          response: { 200: CheckSession, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const record = await getSessionRecord(ctx.db, request.accountId, request.params.checkSessionId, ctx.baseUrl);
+        return record ?? sendErrorA(reply, 404, 'Check session not found');
+      },
+    );
+
+    app.get(
+      '/v1/check-sessions/:checkSessionId/results/:checkResultId',
+      {
+        schema: {
+          tags,
+          summary: 'Retrieve one location result of a session, with assertions, details and logs',
+          params: Type.Object({
+            checkSessionId: Type.String({ format: 'uuid' }),
+            checkResultId: Type.String({ format: 'uuid' }),
+          }),
+          response: { 200: Type.Object({ checkResultId: Type.String() }, { additionalProperties: true }), 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const { checkSessionId, checkResultId } = request.params;
+        const record = await getResultRecord(ctx.db, request.accountId, checkSessionId, checkResultId, ctx.baseUrl);
+        return record ?? sendErrorA(reply, 404, 'Check result not found');
+      },
+    );
+  };

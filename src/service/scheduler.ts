@@ -1,0 +1,44 @@
+import type { ServiceContext } from './context.js';
+import { startRun } from './runs.js';
+import { claimDueChecks } from './store/checks.js';
+import { sweepJobs } from './store/jobs.js';
+
+/**
+ * Each tick: start a run for every check whose time has come, re-offer jobs
+ * whose lease ran out, and time out what no agent took. Ticks never overlap.
+ */
+export class Scheduler {
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly tickMs: number,
+  ) {}
+
+  start(): void {
+    this.#timer = setInterval(() => {
+      if (!this.#running) this.#running = this.tick().finally(() => (this.#running = undefined));
+    }, this.tickMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#running;
+  }
+
+  async tick(): Promise<void> {
+    try {
+      for (const check of await claimDueChecks(this.ctx.db)) {
+        const started = await startRun(this.ctx, check, 'SCHEDULER');
+        if ('refused' in started) this.ctx.logger.debug({ checkId: check.id }, started.refused);
+      }
+      const swept = await this.ctx.db.transaction((tx) => sweepJobs(tx));
+      for (const locationId of swept.requeuedAt) this.ctx.events.emit('jobsQueued', locationId);
+      for (const session of swept.completedSessions) this.ctx.events.emit('sessionCompleted', session);
+    } catch (error) {
+      this.ctx.logger.error({ err: error }, 'scheduler tick failed; retrying next tick');
+    }
+  }
+}

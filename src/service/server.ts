@@ -1,0 +1,81 @@
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { VERSION } from '../version.js';
+import { agentAuth, userAuth } from './auth.js';
+import type { ServiceContext } from './context.js';
+import { errorHandler, sendErrorA } from './http-errors.js';
+import { agentRoutes } from './routes/agent.js';
+import { checkSessionRoutes } from './routes/check-sessions.js';
+import { checkRoutes } from './routes/checks.js';
+import { privateLocationRoutes } from './routes/private-locations.js';
+import { validatorCompiler } from './validation.js';
+
+export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.logger.child({ component: 'http' }) as FastifyBaseLogger,
+    // Agents long-poll all day; a line per request would drown the log.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Long polls hold requests up to 30 s; keep-alive must outlast them.
+    keepAliveTimeout: 65_000,
+    bodyLimit: 2 * 1024 * 1024,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  // curl -X POST with a JSON content type and no body is common for calls that
+  // take no input (creating a key); treat it as no body rather than an error.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(null, undefined);
+    try {
+      done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch {
+      done(Object.assign(new SyntaxError('The request body is not valid JSON'), { statusCode: 400 }), undefined);
+    }
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) => sendErrorA(reply, 404, `Route ${request.method} ${request.url} not found`));
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Outpost Monitoring Service API',
+        version: VERSION,
+        description: 'Checks, check sessions, private locations and the agent protocol.',
+      },
+      servers: [{ url: ctx.baseUrl }],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'Account API key' },
+          account: { type: 'apiKey', in: 'header', name: 'x-service-account' },
+          privateLocationKey: { type: 'http', scheme: 'bearer', description: 'Private location key (pl_…)' },
+        },
+      },
+      security: [{ apiKey: [], account: [] }],
+    },
+  });
+
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  app.get('/health', { schema: { hide: true } }, async () => {
+    await ctx.db.query('SELECT 1');
+    return { status: 'ok', version: VERSION };
+  });
+
+  await app.register(async (user) => {
+    user.addHook(
+      'onRequest',
+      userAuth(ctx.db, { accountHeaderOptional: (request) => request.url.startsWith('/v1/check-sessions/') }),
+    );
+    await user.register(privateLocationRoutes(ctx));
+    await user.register(checkRoutes(ctx));
+    await user.register(checkSessionRoutes(ctx));
+  });
+
+  await app.register(async (agent) => {
+    agent.addHook('onRequest', agentAuth(ctx.db));
+    await agent.register(agentRoutes(ctx));
+  });
+
+  return app;
+}

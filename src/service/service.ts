@@ -1,0 +1,76 @@
+import { mkdtemp, mkdir } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { createLogger, type Logger } from '../logging.js';
+import type { ServiceConfig } from './config.js';
+import type { ServiceContext } from './context.js';
+import type { Database } from './db/database.js';
+import { openDatabase } from './db/open.js';
+import { ServiceEvents } from './events.js';
+import { buildServer } from './server.js';
+import { Scheduler } from './scheduler.js';
+import { ensureAccount, ensureApiKey } from './store/accounts.js';
+
+export interface RunningService {
+  url: string;
+  db: Database;
+  events: ServiceEvents;
+  app: FastifyInstance;
+  scheduler: Scheduler;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  logger?: Logger;
+  leaseSeconds?: number;
+  maxWaitSeconds?: number;
+}
+
+export async function startService(config: ServiceConfig, options: ServiceOptions = {}): Promise<RunningService> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel, name: 'outpost-service' });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: config.pgliteDir });
+  try {
+    if (config.bootstrap) {
+      await ensureAccount(db, config.bootstrap.accountId, 'Bootstrap account');
+      await ensureApiKey(db, config.bootstrap.accountId, config.bootstrap.apiKey.reveal());
+    }
+    const artifactsDir = config.artifactsDir ?? (await mkdtemp(join(tmpdir(), 'outpost-artifacts-')));
+    await mkdir(artifactsDir, { recursive: true });
+    const events = new ServiceEvents();
+    const ctx: ServiceContext = {
+      db,
+      events,
+      logger,
+      baseUrl: config.publicUrl ?? `http://localhost:${config.port}`,
+      artifactsDir,
+      leaseSeconds: options.leaseSeconds ?? 300,
+      maxWaitSeconds: options.maxWaitSeconds ?? 20,
+    };
+    const app = await buildServer(ctx);
+    await app.listen({ port: config.port, host: config.host });
+    const { port } = app.server.address() as AddressInfo;
+    if (!config.publicUrl) ctx.baseUrl = `http://localhost:${port}`;
+    const scheduler = new Scheduler(ctx, config.tickMs);
+    scheduler.start();
+    const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    logger.info({ url, database: db.kind }, 'service listening');
+    return {
+      url,
+      db,
+      events,
+      app,
+      scheduler,
+      async close() {
+        await scheduler.stop();
+        await app.close();
+        await db.close();
+      },
+    };
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../db/database.js';
+import type { CheckType } from '../../protocol/enums.js';
+
+export interface CheckRow {
+  id: string;
+  account_id: string;
+  check_type: CheckType;
+  name: string;
+  activated: boolean;
+  muted: boolean;
+  frequency: number;
+  tags: string[];
+  private_locations: string[];
+  definition: Record<string, unknown>;
+  next_run_at: Date | null;
+  created_at: Date;
+  updated_at: Date | null;
+}
+
+/** The stored definition is the validated request body with its defaults filled in. */
+export interface CheckDefinition {
+  name: string;
+  activated: boolean;
+  muted: boolean;
+  frequency: number;
+  tags: string[];
+  privateLocations: string[];
+  [field: string]: unknown;
+}
+
+export async function createCheck(
+  db: Queryable,
+  accountId: string,
+  checkType: CheckType,
+  definition: CheckDefinition,
+): Promise<CheckRow> {
+  const rows = await db.query<CheckRow>(
+    `INSERT INTO checks (id, account_id, check_type, name, activated, muted, frequency, tags,
+                         private_locations, definition, next_run_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $5 THEN now() END)
+     RETURNING *`,
+    [
+      randomUUID(),
+      accountId,
+      checkType,
+      definition.name,
+      definition.activated,
+      definition.muted,
+      definition.frequency,
+      JSON.stringify(definition.tags),
+      JSON.stringify(definition.privateLocations),
+      JSON.stringify(definition),
+    ],
+  );
+  return rows[0]!;
+}
+
+export async function getCheck(db: Queryable, accountId: string, id: string): Promise<CheckRow | undefined> {
+  const rows = await db.query<CheckRow>('SELECT * FROM checks WHERE account_id = $1 AND id = $2', [accountId, id]);
+  return rows[0];
+}
+
+export async function listChecks(
+  db: Queryable,
+  accountId: string,
+  page: { limit: number; page: number },
+): Promise<CheckRow[]> {
+  return db.query<CheckRow>(
+    'SELECT * FROM checks WHERE account_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3',
+    [accountId, page.limit, (page.page - 1) * page.limit],
+  );
+}
+
+/** Checks selected by id or by tag, only from this account. */
+export async function findChecksForTrigger(
+  db: Queryable,
+  accountId: string,
+  target: { checkId?: readonly string[] | undefined; tag?: readonly string[] | undefined },
+): Promise<CheckRow[]> {
+  return db.query<CheckRow>(
+    `SELECT * FROM checks WHERE account_id = $1
+       AND (id::text = ANY($2::text[]) OR tags ?| $3::text[])
+     ORDER BY created_at, id`,
+    [accountId, target.checkId ?? [], target.tag ?? []],
+  );
+}
+
+/**
+ * Claims the checks whose run is due and moves each one's next run a frequency
+ * ahead, in one statement, so two service instances never schedule a run twice.
+ */
+export async function claimDueChecks(db: Queryable, limit = 200): Promise<CheckRow[]> {
+  return db.query<CheckRow>(
+    `UPDATE checks c SET next_run_at = CASE
+         WHEN c.next_run_at + make_interval(mins => c.frequency) > now()
+           THEN c.next_run_at + make_interval(mins => c.frequency)
+         ELSE now() + make_interval(mins => c.frequency) END
+     WHERE c.id IN (
+       SELECT id FROM checks WHERE activated AND next_run_at <= now()
+       ORDER BY next_run_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING c.*`,
+    [limit],
+  );
+}

@@ -1,0 +1,246 @@
+import { randomUUID } from 'node:crypto';
+import type { Database, Queryable } from '../db/database.js';
+import type { Job, Result } from '../../protocol/agent-api.js';
+import type { CheckType, RunSource } from '../../protocol/enums.js';
+import { refreshSessionStatus, type SessionRow } from './sessions.js';
+
+/** A job is tried at most this many times when its agent vanishes mid-run. */
+export const MAX_ATTEMPTS = 2;
+/** A job no agent picked up within this long is given up: its location times out. */
+export const UNCLAIMED_EXPIRY_SECONDS = 360;
+
+interface JobRow {
+  id: string;
+  session_id: string;
+  check_id: string;
+  check_type: CheckType;
+  run_location: string;
+  runtime_id: string | null;
+  state: 'queued' | 'leased' | 'done';
+  attempt: number;
+  agent_id: string | null;
+  claimed_by: string[];
+  lease_expires_at: Date | null;
+  timeout_seconds: number;
+  payload: {
+    name: string;
+    runSource: RunSource;
+    environmentVariables: Job['environmentVariables'];
+    settings: Record<string, unknown>;
+  };
+}
+
+export interface ClaimQuery {
+  privateLocationId: string;
+  agentId: string;
+  checkTypes: readonly string[];
+  runtimes: readonly string[];
+  max: number;
+  leaseSeconds: number;
+}
+
+/** Leases up to `max` queued jobs the agent declared it can run, oldest first. */
+export async function claimJobs(db: Database, query: ClaimQuery): Promise<Job[]> {
+  return db.transaction((tx) => claim(tx, query));
+}
+
+async function claim(db: Queryable, q: ClaimQuery): Promise<Job[]> {
+  const rows = await db.query<JobRow>(
+    `UPDATE jobs j SET state = 'leased', agent_id = $1::uuid,
+       claimed_by = CASE WHEN j.claimed_by ? $7::text THEN j.claimed_by ELSE j.claimed_by || to_jsonb($7::text) END,
+       lease_expires_at = now() + make_interval(secs => $2)
+     WHERE j.id IN (
+       SELECT id FROM jobs
+       WHERE private_location_id = $3 AND state = 'queued'
+         AND check_type = ANY($4::text[])
+         AND (runtime_id IS NULL OR runtime_id = ANY($5::text[]))
+       ORDER BY scheduled_at, id LIMIT $6 FOR UPDATE SKIP LOCKED)
+     RETURNING j.*`,
+    [q.agentId, q.leaseSeconds, q.privateLocationId, q.checkTypes, q.runtimes, q.max, q.agentId],
+  );
+  if (rows.length === 0) return [];
+  await db.query(
+    `UPDATE check_sessions SET status = 'PROGRESS' WHERE status = 'STARTED' AND id = ANY($1::uuid[])`,
+    [[...new Set(rows.map((row) => row.session_id))]],
+  );
+  return rows.map(toJob);
+}
+
+function toJob(row: JobRow): Job {
+  return {
+    jobId: row.id,
+    checkSessionId: row.session_id,
+    checkId: row.check_id,
+    checkType: row.check_type,
+    name: row.payload.name,
+    runLocation: row.run_location,
+    runSource: row.payload.runSource,
+    attempt: row.attempt,
+    leaseExpiresAt: row.lease_expires_at!.toISOString(),
+    timeoutSeconds: row.timeout_seconds,
+    runtimeId: row.runtime_id,
+    environmentVariables: row.payload.environmentVariables,
+    settings: row.payload.settings,
+  };
+}
+
+export async function extendLease(
+  db: Queryable,
+  privateLocationId: string,
+  jobId: string,
+  agentId: string,
+  leaseSeconds: number,
+): Promise<Date | undefined> {
+  const rows = await db.query<{ lease_expires_at: Date }>(
+    `UPDATE jobs SET lease_expires_at = now() + make_interval(secs => $4)
+     WHERE id = $1 AND private_location_id = $2 AND state = 'leased' AND agent_id = $3
+     RETURNING lease_expires_at`,
+    [jobId, privateLocationId, agentId, leaseSeconds],
+  );
+  return rows[0]?.lease_expires_at;
+}
+
+/** Puts a leased job back in the queue, as it was; a release is not a failed attempt. */
+export async function releaseJob(
+  db: Queryable,
+  privateLocationId: string,
+  jobId: string,
+  agentId: string,
+): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE jobs SET state = 'queued', agent_id = NULL, lease_expires_at = NULL
+     WHERE id = $1 AND private_location_id = $2 AND state = 'leased' AND agent_id = $3
+     RETURNING id`,
+    [jobId, privateLocationId, agentId],
+  );
+  return rows.length > 0;
+}
+
+export type RecordOutcome =
+  | { kind: 'recorded'; completedSession: SessionRow | undefined }
+  | { kind: 'duplicate' }
+  | { kind: 'conflict'; reason: string }
+  | { kind: 'not-found' };
+
+/**
+ * First result wins. An agent whose lease ran out may still report, as long
+ * as nobody else has: the work was done and is worth keeping.
+ */
+export async function recordResult(
+  tx: Queryable,
+  privateLocationId: string,
+  jobId: string,
+  result: Result,
+): Promise<RecordOutcome> {
+  const [job] = await tx.query<JobRow & { account_id: string }>(
+    'SELECT * FROM jobs WHERE id = $1 AND private_location_id = $2 FOR UPDATE',
+    [jobId, privateLocationId],
+  );
+  if (!job) return { kind: 'not-found' };
+  if (job.state === 'done') {
+    const [existing] = await tx.query<{ agent_id: string | null }>(
+      'SELECT agent_id FROM check_results WHERE job_id = $1',
+      [jobId],
+    );
+    return existing?.agent_id === result.agentId
+      ? { kind: 'duplicate' }
+      : { kind: 'conflict', reason: 'the job was already completed by another agent' };
+  }
+  if (!job.claimed_by.includes(result.agentId)) {
+    return { kind: 'conflict', reason: 'the job is not leased to this agent' };
+  }
+  await tx.query(
+    `INSERT INTO check_results (id, session_id, job_id, account_id, check_id, check_type, name, run_location,
+        has_errors, has_failures, is_degraded, aborted, is_cancelled, response_time, status_code, timings, error,
+        assertions, details, logs, artifacts, agent_id, attempt, started_at, stopped_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+             $23, $24, $25)`,
+    [
+      randomUUID(),
+      job.session_id,
+      job.id,
+      job.account_id,
+      job.check_id,
+      job.check_type,
+      job.payload.name,
+      job.run_location,
+      result.hasErrors,
+      result.hasFailures,
+      result.isDegraded,
+      result.aborted,
+      result.isCancelled,
+      result.responseTime,
+      result.statusCode ?? null,
+      result.timings ? JSON.stringify(result.timings) : null,
+      result.error ? JSON.stringify(result.error) : null,
+      JSON.stringify(result.assertions),
+      JSON.stringify(result.details),
+      JSON.stringify(result.logs),
+      JSON.stringify(result.artifacts),
+      result.agentId,
+      job.attempt,
+      result.startedAt,
+      result.stoppedAt,
+    ],
+  );
+  await tx.query(`UPDATE jobs SET state = 'done', completed_at = now(), lease_expires_at = NULL WHERE id = $1`, [
+    jobId,
+  ]);
+  return { kind: 'recorded', completedSession: await refreshSessionStatus(tx, job.session_id) };
+}
+
+export interface SweepOutcome {
+  /** Locations whose jobs went back into the queue. */
+  requeuedAt: Set<string>;
+  completedSessions: SessionRow[];
+}
+
+/**
+ * Re-offers jobs whose lease ran out (their agent died or lost the network),
+ * and gives up on jobs past their last attempt or never picked up in time.
+ */
+export async function sweepJobs(tx: Queryable): Promise<SweepOutcome> {
+  const requeued = await tx.query<{ private_location_id: string }>(
+    `UPDATE jobs SET state = 'queued', agent_id = NULL, lease_expires_at = NULL, attempt = attempt + 1,
+       scheduled_at = now()
+     WHERE state = 'leased' AND lease_expires_at < now() AND attempt < $1
+     RETURNING private_location_id`,
+    [MAX_ATTEMPTS],
+  );
+  const givenUp = await tx.query<JobRow & { account_id: string; reason: string }>(
+    `UPDATE jobs SET state = 'done', completed_at = now(), lease_expires_at = NULL
+     WHERE (state = 'leased' AND lease_expires_at < now() AND attempt >= $1)
+        OR (state = 'queued' AND scheduled_at < now() - make_interval(secs => $2))
+     RETURNING *, CASE WHEN agent_id IS NULL THEN 'unclaimed' ELSE 'lease' END AS reason`,
+    [MAX_ATTEMPTS, UNCLAIMED_EXPIRY_SECONDS],
+  );
+  for (const job of givenUp) {
+    const message =
+      job.reason === 'unclaimed'
+        ? `No agent at private location "${job.run_location}" picked the job up within ${UNCLAIMED_EXPIRY_SECONDS} s`
+        : `The agent running the job stopped reporting ${job.attempt} times; giving up`;
+    await tx.query(
+      `INSERT INTO check_results (id, session_id, job_id, account_id, check_id, check_type, name, run_location,
+          has_errors, has_failures, is_degraded, aborted, is_cancelled, timed_out, error, attempt, stopped_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, false, false, false, false, true, $9, $10, now())`,
+      [
+        randomUUID(),
+        job.session_id,
+        job.id,
+        job.account_id,
+        job.check_id,
+        job.check_type,
+        job.payload.name,
+        job.run_location,
+        JSON.stringify({ code: 'TIMED_OUT', message }),
+        job.attempt,
+      ],
+    );
+  }
+  const completedSessions: SessionRow[] = [];
+  for (const sessionId of new Set(givenUp.map((job) => job.session_id))) {
+    const done = await refreshSessionStatus(tx, sessionId);
+    if (done) completedSessions.push(done);
+  }
+  return { requeuedAt: new Set(requeued.map((row) => row.private_location_id)), completedSessions };
+}

@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../db/database.js';
+import type { HelloRequest } from '../../protocol/agent-api.js';
+import { generateKey, hashKey, maskKey } from '../keys.js';
+
+/** An agent counts as connected while it has called within this window (long polls last ≤ 30 s). */
+export const AGENT_ACTIVE_SECONDS = 90;
+
+export interface PrivateLocationRow {
+  id: string;
+  account_id: string;
+  name: string;
+  slug_name: string;
+  icon: string | null;
+  created_at: Date;
+  updated_at: Date | null;
+  last_seen: Date | null;
+}
+
+export interface PrivateLocationRecord {
+  id: string;
+  name: string;
+  slugName: string;
+  icon: string | null;
+  created_at: string;
+  updated_at: string | null;
+  lastSeen: string | null;
+  agentCount: number;
+  runningAgents: { agentId: string; hostname: string; version: string; mode: string; lastSeen: string }[];
+  keys: { id: string; maskedKey: string; created_at: string }[];
+}
+
+export async function createPrivateLocation(
+  db: Queryable,
+  accountId: string,
+  input: { name: string; slugName: string; icon?: string | undefined },
+): Promise<string | 'slug-taken'> {
+  const rows = await db.query<{ id: string }>(
+    `INSERT INTO private_locations (id, account_id, name, slug_name, icon) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (account_id, slug_name) DO NOTHING RETURNING id`,
+    [randomUUID(), accountId, input.name, input.slugName, input.icon ?? null],
+  );
+  return rows[0]?.id ?? 'slug-taken';
+}
+
+export async function listPrivateLocations(db: Queryable, accountId: string): Promise<PrivateLocationRecord[]> {
+  const rows = await db.query<PrivateLocationRow>(
+    'SELECT * FROM private_locations WHERE account_id = $1 ORDER BY created_at, id',
+    [accountId],
+  );
+  return Promise.all(rows.map((row) => toRecord(db, row)));
+}
+
+export async function getPrivateLocation(
+  db: Queryable,
+  accountId: string,
+  id: string,
+): Promise<PrivateLocationRecord | undefined> {
+  const rows = await db.query<PrivateLocationRow>(
+    'SELECT * FROM private_locations WHERE account_id = $1 AND id = $2',
+    [accountId, id],
+  );
+  return rows[0] && toRecord(db, rows[0]);
+}
+
+/** Slug → id for the account's private locations among `slugs`. */
+export async function privateLocationIdsBySlug(
+  db: Queryable,
+  accountId: string,
+  slugs: readonly string[],
+): Promise<Map<string, string>> {
+  if (slugs.length === 0) return new Map();
+  const rows = await db.query<{ id: string; slug_name: string }>(
+    'SELECT id, slug_name FROM private_locations WHERE account_id = $1 AND slug_name = ANY($2::text[])',
+    [accountId, slugs],
+  );
+  return new Map(rows.map((row) => [row.slug_name, row.id]));
+}
+
+export async function createLocationKey(
+  db: Queryable,
+  privateLocationId: string,
+): Promise<{ id: string; rawKey: string; maskedKey: string }> {
+  const rawKey = generateKey('pl_');
+  const id = randomUUID();
+  const maskedKey = maskKey(rawKey);
+  await db.query(
+    'INSERT INTO private_location_keys (id, private_location_id, key_hash, masked_key) VALUES ($1, $2, $3, $4)',
+    [id, privateLocationId, hashKey(rawKey), maskedKey],
+  );
+  return { id, rawKey, maskedKey };
+}
+
+export async function deleteLocationKey(db: Queryable, privateLocationId: string, keyId: string): Promise<boolean> {
+  const rows = await db.query(
+    'DELETE FROM private_location_keys WHERE private_location_id = $1 AND id = $2 RETURNING id',
+    [privateLocationId, keyId],
+  );
+  return rows.length > 0;
+}
+
+/** The private location a raw agent key opens, recording its use; undefined when unknown or removed. */
+export async function locationForKey(db: Queryable, rawKey: string): Promise<PrivateLocationRow | undefined> {
+  const rows = await db.query<PrivateLocationRow>(
+    `WITH used AS (
+       UPDATE private_location_keys SET last_used_at = now() WHERE key_hash = $1 RETURNING private_location_id
+     )
+     UPDATE private_locations p SET last_seen = now() FROM used WHERE p.id = used.private_location_id
+     RETURNING p.*`,
+    [hashKey(rawKey)],
+  );
+  return rows[0];
+}
+
+export async function recordAgent(db: Queryable, privateLocationId: string, hello: HelloRequest): Promise<void> {
+  await db.query(
+    `INSERT INTO agents (id, private_location_id, hostname, version, mode, check_types, runtimes, capacity)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (id) DO UPDATE SET private_location_id = EXCLUDED.private_location_id,
+       hostname = EXCLUDED.hostname, version = EXCLUDED.version, mode = EXCLUDED.mode,
+       check_types = EXCLUDED.check_types, runtimes = EXCLUDED.runtimes, capacity = EXCLUDED.capacity,
+       last_seen = now()`,
+    [
+      hello.agentId,
+      privateLocationId,
+      hello.hostname,
+      hello.version,
+      hello.mode,
+      JSON.stringify(hello.checkTypes),
+      JSON.stringify(hello.runtimes),
+      JSON.stringify(hello.capacity),
+    ],
+  );
+}
+
+export interface AgentRow {
+  id: string;
+  check_types: string[];
+  runtimes: string[];
+}
+
+/** The agent as declared in its last hello, if it said hello to this location. */
+export async function touchAgent(
+  db: Queryable,
+  privateLocationId: string,
+  agentId: string,
+): Promise<AgentRow | undefined> {
+  const rows = await db.query<AgentRow>(
+    `UPDATE agents SET last_seen = now() WHERE id = $1 AND private_location_id = $2
+     RETURNING id, check_types, runtimes`,
+    [agentId, privateLocationId],
+  );
+  return rows[0];
+}
+
+async function toRecord(db: Queryable, row: PrivateLocationRow): Promise<PrivateLocationRecord> {
+  const [agents, keys] = await Promise.all([
+    db.query<{ id: string; hostname: string; version: string; mode: string; last_seen: Date }>(
+      `SELECT id, hostname, version, mode, last_seen FROM agents
+       WHERE private_location_id = $1 AND last_seen > now() - make_interval(secs => $2)
+       ORDER BY last_seen DESC`,
+      [row.id, AGENT_ACTIVE_SECONDS],
+    ),
+    db.query<{ id: string; masked_key: string; created_at: Date }>(
+      'SELECT id, masked_key, created_at FROM private_location_keys WHERE private_location_id = $1 ORDER BY created_at',
+      [row.id],
+    ),
+  ]);
+  return {
+    id: row.id,
+    name: row.name,
+    slugName: row.slug_name,
+    icon: row.icon,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at?.toISOString() ?? null,
+    lastSeen: row.last_seen?.toISOString() ?? null,
+    agentCount: agents.length,
+    runningAgents: agents.map((agent) => ({
+      agentId: agent.id,
+      hostname: agent.hostname,
+      version: agent.version,
+      mode: agent.mode,
+      lastSeen: agent.last_seen.toISOString(),
+    })),
+    keys: keys.map((key) => ({ id: key.id, maskedKey: key.masked_key, created_at: key.created_at.toISOString() })),
+  };
+}

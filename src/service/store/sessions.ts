@@ -1,0 +1,233 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../db/database.js';
+import type { RunSource, SessionStatus } from '../../protocol/enums.js';
+import { FINAL_STATUSES, sessionStatus, type ResultFlags } from '../session-status.js';
+import type { JobSpec } from '../job-settings.js';
+import type { CheckRow } from './checks.js';
+
+export interface SessionRow {
+  id: string;
+  account_id: string;
+  check_id: string;
+  check_type: string;
+  name: string;
+  status: SessionStatus;
+  run_source: RunSource;
+  run_locations: string[];
+  started_at: Date;
+  stopped_at: Date | null;
+}
+
+export interface ResultRow extends ResultFlags {
+  id: string;
+  session_id: string;
+  job_id: string;
+  check_id: string;
+  check_type: string;
+  name: string;
+  run_location: string;
+  result_type: string;
+  aborted: boolean;
+  response_time: number | null;
+  status_code: number | null;
+  timings: Record<string, number | null> | null;
+  error: { code: string; message: string } | null;
+  assertions: unknown[];
+  details: Record<string, unknown>;
+  logs: unknown[];
+  artifacts: unknown[];
+  attempt: number;
+  started_at: Date | null;
+  stopped_at: Date | null;
+  created_at: Date;
+}
+
+export interface CheckSessionRecord {
+  checkSessionId: string;
+  checkSessionLink: string;
+  checkId: string;
+  checkType: string;
+  name: string;
+  status: SessionStatus;
+  runSource: RunSource;
+  runLocations: string[];
+  startedAt: string;
+  stoppedAt: string | null;
+  timeElapsed: number;
+  results: ResultSummary[];
+}
+
+/** A session with one queued job per private location, all in the caller's transaction. */
+export async function startSession(
+  tx: Queryable,
+  check: CheckRow,
+  runSource: RunSource,
+  locations: ReadonlyMap<string, string>,
+  spec: JobSpec,
+): Promise<SessionRow> {
+  const sessionId = randomUUID();
+  const [session] = await tx.query<SessionRow>(
+    `INSERT INTO check_sessions (id, account_id, check_id, check_type, name, status, run_source, run_locations)
+     VALUES ($1, $2, $3, $4, $5, 'STARTED', $6, $7) RETURNING *`,
+    [sessionId, check.account_id, check.id, check.check_type, check.name, runSource, JSON.stringify([...locations.keys()])],
+  );
+  const payload = { name: check.name, runSource, environmentVariables: [], settings: spec.settings };
+  for (const [slug, locationId] of locations) {
+    await tx.query(
+      `INSERT INTO jobs (id, session_id, account_id, check_id, private_location_id, run_location, check_type,
+                         runtime_id, state, timeout_seconds, payload)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10)`,
+      [
+        randomUUID(),
+        sessionId,
+        check.account_id,
+        check.id,
+        locationId,
+        slug,
+        check.check_type,
+        spec.runtimeId,
+        spec.timeoutSeconds,
+        JSON.stringify(payload),
+      ],
+    );
+  }
+  return session!;
+}
+
+/**
+ * Recomputes a session's status from its results. Returns the row when this
+ * call moved it to a final status, so completion is announced exactly once.
+ */
+export async function refreshSessionStatus(tx: Queryable, sessionId: string): Promise<SessionRow | undefined> {
+  const [current] = await tx.query<SessionRow & { total: number; claimed: boolean }>(
+    `SELECT s.*, (SELECT count(*)::int FROM jobs j WHERE j.session_id = s.id) AS total,
+            EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = s.id AND j.claimed_by <> '[]'::jsonb) AS claimed
+     FROM check_sessions s WHERE s.id = $1 FOR UPDATE`,
+    [sessionId],
+  );
+  if (!current || FINAL_STATUSES.has(current.status)) return undefined;
+  const results = await tx.query<ResultFlags & { stopped_at: Date | null }>(
+    `SELECT has_errors, has_failures, is_degraded, is_cancelled, timed_out, stopped_at
+     FROM check_results WHERE session_id = $1`,
+    [sessionId],
+  );
+  const status = sessionStatus(current.total, results, current.claimed);
+  if (status === current.status) return undefined;
+  const final = FINAL_STATUSES.has(status);
+  const [updated] = await tx.query<SessionRow>(
+    `UPDATE check_sessions SET status = $2,
+       stopped_at = CASE WHEN $3::boolean THEN
+         GREATEST(started_at, COALESCE((SELECT max(stopped_at) FROM check_results WHERE session_id = $1), now()))
+       END
+     WHERE id = $1 RETURNING *`,
+    [sessionId, status, final],
+  );
+  return final ? updated : undefined;
+}
+
+export async function getSessionRow(
+  db: Queryable,
+  accountId: string,
+  sessionId: string,
+): Promise<SessionRow | undefined> {
+  const rows = await db.query<SessionRow>('SELECT * FROM check_sessions WHERE account_id = $1 AND id = $2', [
+    accountId,
+    sessionId,
+  ]);
+  return rows[0];
+}
+
+export async function getSessionRecord(
+  db: Queryable,
+  accountId: string,
+  sessionId: string,
+  baseUrl: string,
+): Promise<CheckSessionRecord | undefined> {
+  const session = await getSessionRow(db, accountId, sessionId);
+  return session && sessionRecord(db, session, baseUrl);
+}
+
+export async function sessionRecord(db: Queryable, session: SessionRow, baseUrl: string): Promise<CheckSessionRecord> {
+  const results = await db.query<ResultRow>(
+    'SELECT * FROM check_results WHERE session_id = $1 ORDER BY created_at, id',
+    [session.id],
+  );
+  const stoppedAt = session.stopped_at;
+  return {
+    checkSessionId: session.id,
+    checkSessionLink: `${baseUrl}/v1/check-sessions/${session.id}`,
+    checkId: session.check_id,
+    checkType: session.check_type,
+    name: session.name,
+    status: session.status,
+    runSource: session.run_source,
+    runLocations: session.run_locations,
+    startedAt: session.started_at.toISOString(),
+    stoppedAt: stoppedAt?.toISOString() ?? null,
+    timeElapsed: Math.max(0, (stoppedAt ?? new Date()).getTime() - session.started_at.getTime()),
+    results: results.map((result) => resultSummary(result, baseUrl)),
+  };
+}
+
+export interface ResultSummary {
+  checkResultId: string;
+  checkResultLink: string;
+  checkId: string;
+  checkType: string;
+  runLocation: string;
+  resultType: string;
+  hasErrors: boolean;
+  hasFailures: boolean;
+  isDegraded: boolean;
+  aborted: boolean;
+  isCancelled: boolean;
+  name: string;
+  [field: string]: unknown;
+}
+
+export function resultSummary(result: ResultRow, baseUrl: string): ResultSummary {
+  return {
+    checkResultId: result.id,
+    checkResultLink: `${baseUrl}/v1/check-sessions/${result.session_id}/results/${result.id}`,
+    checkId: result.check_id,
+    checkType: result.check_type,
+    runLocation: result.run_location,
+    resultType: result.result_type,
+    hasErrors: result.has_errors,
+    hasFailures: result.has_failures,
+    isDegraded: result.is_degraded,
+    aborted: result.aborted,
+    isCancelled: result.is_cancelled,
+    name: result.name,
+    responseTime: result.response_time,
+    statusCode: result.status_code,
+    timings: result.timings,
+    error: result.error,
+    attempt: result.attempt,
+    startedAt: result.started_at?.toISOString() ?? null,
+    stoppedAt: result.stopped_at?.toISOString() ?? null,
+  };
+}
+
+export async function getResultRecord(
+  db: Queryable,
+  accountId: string,
+  sessionId: string,
+  resultId: string,
+  baseUrl: string,
+): Promise<ResultSummary | undefined> {
+  const rows = await db.query<ResultRow>(
+    'SELECT * FROM check_results WHERE account_id = $1 AND session_id = $2 AND id = $3',
+    [accountId, sessionId, resultId],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    ...resultSummary(row, baseUrl),
+    checkSessionId: row.session_id,
+    assertions: row.assertions,
+    details: row.details,
+    logs: row.logs,
+    artifacts: row.artifacts,
+  };
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Two cores: end-to-end files start a service, an agent and Redis each.
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
