@@ -14,7 +14,7 @@ export type IpFamily = 'IPv4' | 'IPv6';
 
 /** Filled in as the connection progresses, so a failed attempt still shows what it got through. */
 export interface ConnectionPhases {
-  /** Milliseconds; 0 when the host is an IP literal and nothing was looked up. */
+  /** Milliseconds; 0 when the host is an IP literal and nothing was looked up. Set on failure too. */
   dns: number | null;
   tcp: number | null;
   /** null for plain HTTP. */
@@ -59,11 +59,22 @@ async function open(
   const port = target.port === '' ? (secure ? 443 : 80) : Number(target.port);
   const hostname = target.hostname;
 
-  let started = performance.now();
-  const resolved = await resolveAddress(hostname, options.ipFamily, options.signal);
-  phases.dns = performance.now() - started;
-  phases.remoteAddress = resolved.address;
   phases.remotePort = port;
+  let started = performance.now();
+  let resolved: ResolvedAddress;
+  const literal = net.isIP(hostname);
+  if (literal === 4 || literal === 6) {
+    resolved = { address: hostname, family: literal };
+    phases.dns = 0;
+  } else {
+    try {
+      resolved = await resolveAddress(hostname, options.ipFamily, options.signal);
+    } finally {
+      // Kept on failure too: a resolver that takes 5 s to say "no" is worth seeing.
+      phases.dns = performance.now() - started;
+    }
+  }
+  phases.remoteAddress = resolved.address;
 
   started = performance.now();
   const socket = await connectTcp(resolved.address, port, resolved.family, options.signal);
@@ -82,8 +93,6 @@ interface ResolvedAddress {
 }
 
 async function resolveAddress(hostname: string, ipFamily: IpFamily, signal: AbortSignal): Promise<ResolvedAddress> {
-  const literal = net.isIP(hostname);
-  if (literal === 4 || literal === 6) return { address: hostname, family: literal };
   if (ipFamily === 'IPv4') return lookup(hostname, 4, signal);
   try {
     return await lookup(hostname, 6, signal);

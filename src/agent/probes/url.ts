@@ -73,18 +73,19 @@ export function parseUrlSettings(raw: unknown): UrlSettingsParsed {
 
 function describeSchemaErrors(value: unknown): string {
   // Unions report one error per member; fold them into one line per field.
-  const byPath = new Map<string, { messages: Set<string>; allowed: unknown[] }>();
+  const byPath = new Map<string, { messages: Set<string>; allowed: Set<unknown> }>();
   for (const error of Value.Errors(UrlSettingsSchema, value)) {
     const path = toFieldPath(error.instancePath);
-    const entry = byPath.get(path) ?? { messages: new Set<string>(), allowed: [] };
+    const entry = byPath.get(path) ?? { messages: new Set<string>(), allowed: new Set<unknown>() };
     byPath.set(path, entry);
-    if (error.keyword === 'const') entry.allowed.push(error.params.allowedValue);
+    if (error.keyword === 'const') entry.allowed.add(error.params.allowedValue);
+    else if (error.keyword === 'enum') error.params.allowedValues.forEach((v) => entry.allowed.add(v));
     else if (error.keyword !== 'anyOf') entry.messages.add(error.message);
   }
   return [...byPath]
     .map(([path, { messages, allowed }]) => {
       const parts = [...messages];
-      if (allowed.length > 0) parts.push(`must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`);
+      if (allowed.size > 0) parts.push(`must be one of ${[...allowed].map((v) => JSON.stringify(v)).join(', ')}`);
       if (parts.length === 0) parts.push('is invalid');
       return `${path}: ${parts.join(', ')}`;
     })
@@ -128,7 +129,9 @@ async function runUrlProbe(settings: UrlSettingsParsed, context: ProbeContext): 
     const final = await followRedirects(settings.request, signal, hops);
     return judge(settings, final, hops, performance.now() - startedAt);
   } catch (error) {
-    return failed(describeFailure(error, deadline.signal, context.signal), hops, performance.now() - startedAt);
+    const request = `${settings.request.method} ${hops.at(-1)?.url.href ?? settings.request.url}`;
+    const failure = describeFailure(error, request, deadline.signal, context.signal);
+    return failed(failure, hops, performance.now() - startedAt);
   } finally {
     clearTimeout(timer);
   }
@@ -308,10 +311,10 @@ function failed(error: ResultError, hops: Hop[], elapsed: number): ProbeOutcome 
   };
 }
 
-function describeFailure(error: unknown, deadline: AbortSignal, cancel: AbortSignal): ResultError {
+function describeFailure(error: unknown, request: string, deadline: AbortSignal, cancel: AbortSignal): ResultError {
   // Checked first: aborting tears the connection down, and whatever error that
   // surfaces as is a symptom of the deadline, not the cause.
-  if (deadline.aborted) return toResultError(deadline.reason);
+  if (deadline.aborted) return asTimeout(deadline.reason);
   if (cancel.aborted) {
     const reason: unknown = cancel.reason;
     if (reason instanceof OutpostError) return reason.toJSON();
@@ -320,13 +323,19 @@ function describeFailure(error: unknown, deadline: AbortSignal, cancel: AbortSig
     }
     return { code: 'CANCELLED', message: 'The run was cancelled before it finished' };
   }
-  return toResultError(error);
+  if (error instanceof OutpostError) return error.toJSON();
+  // Past the connector, what is left is undici failing the exchange itself.
+  const code: unknown = error instanceof Error ? (error as Error & { code?: unknown }).code : undefined;
+  if (code === 'UND_ERR_SOCKET') {
+    return new HttpError(`${request}: the server closed the connection before the response was complete`).toJSON();
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new HttpError(`${request} failed: ${message}`).toJSON();
 }
 
-function toResultError(error: unknown): ResultError {
-  if (error instanceof OutpostError) return error.toJSON();
-  const message = error instanceof Error ? error.message : String(error);
-  return new HttpError(`HTTP exchange failed: ${message}`).toJSON();
+function asTimeout(reason: unknown): ResultError {
+  if (reason instanceof ProbeTimeoutError) return reason.toJSON();
+  return new ProbeTimeoutError(reason instanceof Error ? reason.message : String(reason)).toJSON();
 }
 
 /** Phases are summed over redirect hops; total is wall-clock, gaps between hops included. */

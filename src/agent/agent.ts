@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter, once } from 'node:events';
+import { hostname } from 'node:os';
+import { Redis } from 'ioredis';
+import { ConflictError } from '../errors/index.js';
+import { createLogger, type Logger } from '../logging.js';
+import type { HelloRequest, Job } from '../protocol/agent-api.js';
+import { VERSION } from '../version.js';
+import { sleep } from './backoff.js';
+import type { AgentConfig } from './config.js';
+import { startEmbeddedRedis, type EmbeddedRedis } from './embedded-redis.js';
+import { executeJob } from './execute.js';
+import { startHealthServer, type HealthServer } from './health-server.js';
+import { AgentMetrics } from './metrics.js';
+import { Poller } from './poller.js';
+import { supportedCheckTypes } from './probes/registry.js';
+import { Readiness } from './readiness.js';
+import { Reporter } from './reporter.js';
+import { ServiceClient } from './service-client.js';
+import { UptimeLane } from './uptime-lane.js';
+
+export interface RunningAgent {
+  agentId: string;
+  healthPort: number;
+  readiness: Readiness;
+  metrics: AgentMetrics;
+  /** Drains and stops; resolves when everything the agent started has stopped. */
+  stop(): Promise<void>;
+}
+
+export interface AgentOptions {
+  logger?: Logger;
+  /** Bind address of the health server; the container needs 0.0.0.0. */
+  healthHost?: string;
+}
+
+const SHUTDOWN = Symbol('agent shutdown');
+
+export async function startAgent(config: AgentConfig, options: AgentOptions = {}): Promise<RunningAgent> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel, name: 'outpost-agent' });
+  const agentId = randomUUID();
+  const readiness = new Readiness();
+  const metrics = new AgentMetrics();
+  const health = await startHealthServer(config.healthPort, readiness, metrics, options.healthHost);
+  logger.info({ agentId, version: VERSION, healthPort: health.port }, 'agent starting');
+
+  let embedded: EmbeddedRedis | undefined;
+  let redis: Redis | undefined;
+  try {
+    if (!config.redisUrl) {
+      embedded = await startEmbeddedRedis();
+      logger.info('started an embedded redis-server (REDIS_URL is not set)');
+    }
+    redis = embedded
+      ? new Redis({ path: embedded.socketPath, maxRetriesPerRequest: null })
+      : new Redis(config.redisUrl!, { maxRetriesPerRequest: null });
+    await waitForRedis(redis, config.redisUrl, readiness, logger);
+  } catch (error) {
+    redis?.disconnect();
+    await embedded?.stop();
+    await health.close();
+    throw error;
+  }
+
+  const client = new ServiceClient(config.apiUrl, config.apiKey);
+  const reporter = new Reporter(client, logger, metrics);
+  const inFlight = new Map<string, { job: Job; abort: AbortController }>();
+  // Claimed jobs count against capacity from the moment they are claimed, not when they start.
+  const claimed = new Set<string>();
+  const capacity = new EventEmitter();
+
+  const runJob = async (job: Job): Promise<void> => {
+    const abort = new AbortController();
+    inFlight.set(job.jobId, { job, abort });
+    const log = logger.child({ jobId: job.jobId, checkId: job.checkId, checkSessionId: job.checkSessionId });
+    const stopTimer = metrics.jobDuration.startTimer({ check_type: job.checkType });
+    metrics.jobsStarted.inc({ check_type: job.checkType });
+    const lease = keepLeased(client, job, agentId, abort, log);
+    try {
+      const result = await executeJob(job, agentId, abort.signal);
+      stopTimer();
+      if (abort.signal.reason === SHUTDOWN) {
+        await client.release(job.jobId, agentId, 'agent shut down before the job finished').catch(() => undefined);
+        return;
+      }
+      const status = result.hasErrors || result.hasFailures ? 'failed' : result.isDegraded ? 'degraded' : 'passed';
+      metrics.jobsFinished.inc({ check_type: job.checkType, status });
+      log.debug({ status, responseTime: result.responseTime }, 'job finished');
+      await reporter.report(result);
+    } finally {
+      clearInterval(lease);
+      inFlight.delete(job.jobId);
+      claimed.delete(job.jobId);
+      capacity.emit('freed');
+    }
+  };
+
+  const lane = new UptimeLane(redis, agentId, config.uptimeConcurrency, runJob);
+  await lane.waitUntilReady();
+
+  const hello: HelloRequest = {
+    agentId,
+    version: VERSION,
+    hostname: hostname(),
+    mode: 'full',
+    checkTypes: supportedCheckTypes(),
+    runtimes: [],
+    capacity: { uptime: config.uptimeConcurrency, script: 0 },
+  };
+  const pollAbort = new AbortController();
+  const poller = new Poller({
+    client,
+    hello,
+    readiness,
+    metrics,
+    logger,
+    freeCapacity: () => config.uptimeConcurrency - claimed.size,
+    capacityFreed: async (signal) => {
+      await Promise.race([once(capacity, 'freed', { signal }).catch(() => undefined), sleep(1000, signal)]);
+    },
+    accept: async (jobs) => {
+      for (const job of jobs) claimed.add(job.jobId);
+      await lane.add(jobs);
+    },
+  });
+  const polling = poller.run(pollAbort.signal);
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      readiness.stopping();
+      logger.info({ graceMs: config.shutdownGraceMs }, 'shutting down: no new jobs; running jobs may finish');
+      pollAbort.abort();
+      await polling;
+      await lane.pause();
+      for (const job of await lane.drainWaiting()) {
+        await client.release(job.jobId, agentId, 'agent shutting down').catch(() => undefined);
+        claimed.delete(job.jobId);
+      }
+      const drained = await waitUntil(() => inFlight.size === 0, config.shutdownGraceMs);
+      if (!drained) {
+        logger.warn({ jobs: inFlight.size }, 'grace period over: releasing the jobs still running');
+        for (const { abort } of inFlight.values()) abort.abort(SHUTDOWN);
+        await waitUntil(() => inFlight.size === 0, 2000);
+      }
+      await reporter.flush(Math.max(1000, Math.min(config.shutdownGraceMs, 10_000)));
+      await lane.close();
+      redis.disconnect();
+      await embedded?.stop();
+      await client.close();
+      await health.close();
+      logger.info('agent stopped');
+    })());
+
+  return { agentId, healthPort: health.port, readiness, metrics, stop };
+}
+
+/** Extends the job's lease at half its length for as long as the job runs. */
+function keepLeased(client: ServiceClient, job: Job, agentId: string, abort: AbortController, log: Logger): NodeJS.Timeout {
+  const leaseMs = Math.max(1000, Date.parse(job.leaseExpiresAt) - Date.now());
+  const timer = setInterval(() => {
+    client.extendLease(job.jobId, agentId).catch((error: unknown) => {
+      if (error instanceof ConflictError) {
+        log.warn('the service gave the job to another agent; stopping it here');
+        abort.abort();
+      }
+    });
+  }, leaseMs / 2);
+  timer.unref();
+  return timer;
+}
+
+/**
+ * Waits for Redis without giving up: an agent whose Redis is down at start
+ * stays up, not ready, and says why, until Redis comes.
+ */
+async function waitForRedis(redis: Redis, url: string | undefined, readiness: Readiness, logger: Logger): Promise<void> {
+  if (redis.status === 'ready') return;
+  const where = url ? new URL(url).host : 'the embedded redis-server';
+  let said = '';
+  const onError = (error: Error) => {
+    const message = `Redis at ${where} is not reachable (${(error as NodeJS.ErrnoException).code ?? error.message}); retrying`;
+    readiness.set('redis-unavailable', message);
+    if (message !== said) logger.error(message);
+    said = message;
+  };
+  redis.on('error', onError);
+  try {
+    await once(redis, 'ready');
+  } finally {
+    redis.off('error', onError);
+    redis.on('error', (error: Error) => logger.warn(`Redis: ${error.message}`));
+  }
+  if (said) logger.info(`Redis at ${where} is reachable again`);
+  readiness.set('starting', 'connecting to the service');
+}
+
+async function waitUntil(condition: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() >= deadline) return false;
+    await sleep(Math.min(50, deadline - Date.now()));
+  }
+  return true;
+}

@@ -1,0 +1,73 @@
+import { errorCode } from '../errors/index.js';
+import type { Job, Result } from '../protocol/agent-api.js';
+import type { ProbeOutcome } from './probes/probe.js';
+import { probeFor } from './probes/registry.js';
+
+/**
+ * Runs one uptime job and turns whatever happened into a Result. Never
+ * throws: a bad job is a failed check, not a crashed worker.
+ */
+export async function executeJob(job: Job, agentId: string, signal: AbortSignal): Promise<Result> {
+  const startedAt = new Date();
+  const started = performance.now();
+  let outcome: ProbeOutcome;
+  try {
+    const probe = probeFor(job.checkType);
+    const settings = probe.parseSettings(job.settings);
+    outcome = await probe.run(settings, { signal, timeoutMs: job.timeoutSeconds * 1000 });
+  } catch (error) {
+    outcome = failedOutcome(error, performance.now() - started);
+  }
+  if (job.settings.shouldFail === true) outcome = invert(outcome);
+  return {
+    agentId,
+    jobId: job.jobId,
+    checkId: job.checkId,
+    checkType: job.checkType,
+    runLocation: job.runLocation,
+    startedAt: startedAt.toISOString(),
+    stoppedAt: new Date().toISOString(),
+    responseTime: outcome.responseTime,
+    hasErrors: outcome.hasErrors,
+    hasFailures: outcome.hasFailures,
+    isDegraded: outcome.isDegraded,
+    aborted: signal.aborted,
+    isCancelled: false,
+    error: outcome.error,
+    timings: outcome.timings,
+    statusCode: outcome.statusCode,
+    assertions: outcome.assertions,
+    details: outcome.details,
+    logs: [],
+    artifacts: [],
+  };
+}
+
+function failedOutcome(error: unknown, elapsed: number): ProbeOutcome {
+  return {
+    responseTime: elapsed,
+    hasErrors: true,
+    hasFailures: true,
+    isDegraded: false,
+    error: { code: errorCode(error) ?? 'INTERNAL', message: error instanceof Error ? error.message : String(error) },
+    timings: null,
+    statusCode: null,
+    assertions: [],
+    details: {},
+  };
+}
+
+/**
+ * shouldFail: a check that failed its assertions passes, and one that passed
+ * fails. A check that could not run at all (an error) stays failed.
+ */
+function invert(outcome: ProbeOutcome): ProbeOutcome {
+  if (outcome.hasErrors) return outcome;
+  return {
+    ...outcome,
+    hasFailures: !outcome.hasFailures,
+    error: outcome.hasFailures
+      ? null
+      : { code: 'SHOULD_FAIL', message: 'The check passed, but it is set to pass only when it fails (shouldFail)' },
+  };
+}

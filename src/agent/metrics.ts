@@ -1,0 +1,73 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { VERSION } from '../version.js';
+
+/** One registry per agent, so two agents in one test process never mix their numbers. */
+export class AgentMetrics {
+  readonly registry = new Registry();
+
+  readonly jobsClaimed = new Counter({
+    name: 'outpost_jobs_claimed_total',
+    help: 'Jobs claimed from the service',
+    labelNames: ['lane'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobsStarted = new Counter({
+    name: 'outpost_jobs_started_total',
+    help: 'Jobs started, by check type',
+    labelNames: ['check_type'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobsFinished = new Counter({
+    name: 'outpost_jobs_finished_total',
+    help: 'Jobs finished, by check type and outcome',
+    labelNames: ['check_type', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobDuration = new Histogram({
+    name: 'outpost_job_duration_seconds',
+    help: 'Time from start of a job to its result being handed to the reporter',
+    labelNames: ['check_type'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 240, 1800],
+    registers: [this.registry],
+  });
+
+  readonly freeCapacity = new Gauge({
+    name: 'outpost_free_capacity',
+    help: 'Jobs this agent could take now, by lane',
+    labelNames: ['lane'] as const,
+    registers: [this.registry],
+  });
+
+  readonly pollErrors = new Counter({
+    name: 'outpost_poll_errors_total',
+    help: 'Failed hello or claim calls, by error code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly resultsFailed = new Counter({
+    name: 'outpost_result_post_failures_total',
+    help: 'Result posts that failed and were retried or dropped',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly serviceReachable = new Gauge({
+    name: 'outpost_service_reachable',
+    help: '1 when the last call to the service succeeded',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    new Gauge({
+      name: 'outpost_build_info',
+      help: 'Agent version and Node.js runtime',
+      labelNames: ['version', 'node'] as const,
+      registers: [this.registry],
+    }).set({ version: VERSION, node: process.version }, 1);
+    collectDefaultMetrics({ register: this.registry, prefix: 'outpost_' });
+  }
+}

@@ -1,0 +1,114 @@
+import { ConflictError, KeyRefusedError, ServiceUnreachableError, errorCode } from '../errors/index.js';
+import type { Logger } from '../logging.js';
+import type { HelloRequest, HelloResponse, Job } from '../protocol/agent-api.js';
+import { Backoff, sleep } from './backoff.js';
+import type { AgentMetrics } from './metrics.js';
+import type { Readiness } from './readiness.js';
+import type { ServiceClient } from './service-client.js';
+
+export interface PollerOptions {
+  client: ServiceClient;
+  hello: HelloRequest;
+  readiness: Readiness;
+  metrics: AgentMetrics;
+  logger: Logger;
+  /** Jobs this agent can take right now. */
+  freeCapacity(): number;
+  /** Resolves when capacity frees up (or the signal aborts). */
+  capacityFreed(signal: AbortSignal): Promise<void>;
+  /** Hands claimed jobs over; the poller counts them as taken once this resolves. */
+  accept(jobs: Job[]): Promise<void>;
+  /** Called once after each accepted hello: the lane may start now. */
+  onHello?(answer: HelloResponse): Promise<void>;
+}
+
+/**
+ * Says hello, then long-polls for as many jobs as there is room for. Never
+ * spins: every failure waits a jittered, growing delay.
+ */
+export class Poller {
+  readonly #backoff = new Backoff(500, 30_000);
+  #lastError: string | undefined;
+
+  constructor(private readonly options: PollerOptions) {}
+
+  async run(signal: AbortSignal): Promise<void> {
+    const { client, hello, readiness, metrics, logger } = this.options;
+    while (!signal.aborted) {
+      let answer: HelloResponse;
+      try {
+        answer = await client.hello(hello, signal);
+      } catch (error) {
+        if (signal.aborted) return;
+        await this.#failed(error, signal);
+        continue;
+      }
+      this.#recovered();
+      logger.info(
+        { privateLocation: answer.privateLocation.slugName, leaseSeconds: answer.leaseSeconds },
+        `connected to the service as an agent of private location "${answer.privateLocation.name}"`,
+      );
+      await this.options.onHello?.(answer);
+      readiness.set('ready', `serving private location ${answer.privateLocation.slugName}`);
+      await this.#claimLoop(answer, signal);
+    }
+  }
+
+  async #claimLoop(answer: HelloResponse, signal: AbortSignal): Promise<void> {
+    const { client, hello, metrics } = this.options;
+    while (!signal.aborted) {
+      const free = this.options.freeCapacity();
+      metrics.freeCapacity.set({ lane: 'uptime' }, free);
+      if (free <= 0) {
+        await this.options.capacityFreed(signal);
+        continue;
+      }
+      try {
+        const { jobs } = await client.claim(
+          { agentId: hello.agentId, max: Math.min(free, 100), waitSeconds: answer.maxWaitSeconds },
+          signal,
+        );
+        this.#recovered();
+        if (!this.options.readiness.ready) {
+          this.options.readiness.set('ready', `serving private location ${answer.privateLocation.slugName}`);
+        }
+        if (jobs.length > 0) {
+          metrics.jobsClaimed.inc({ lane: 'uptime' }, jobs.length);
+          await this.options.accept(jobs);
+        }
+      } catch (error) {
+        if (signal.aborted) return;
+        await this.#failed(error, signal);
+        // A refused key or a service that forgot this agent both start over with hello.
+        if (error instanceof KeyRefusedError || error instanceof ConflictError) return;
+      }
+    }
+  }
+
+  async #failed(error: unknown, signal: AbortSignal): Promise<void> {
+    const { readiness, metrics, logger } = this.options;
+    const code = errorCode(error) ?? 'UNKNOWN';
+    const message = error instanceof Error ? error.message : String(error);
+    metrics.pollErrors.inc({ code });
+    if (error instanceof KeyRefusedError) {
+      readiness.set('key-refused', message);
+      metrics.serviceReachable.set(1);
+    } else if (error instanceof ServiceUnreachableError) {
+      readiness.set('service-unreachable', message);
+      metrics.serviceReachable.set(0);
+    }
+    const delay = this.#backoff.next();
+    // The same failure every few seconds for an hour is one story, not a thousand lines.
+    if (message !== this.#lastError) logger.error({ code }, `${message} (retrying in ${Math.round(delay / 1000)} s)`);
+    else logger.debug({ code }, `${message} (retrying in ${Math.round(delay / 1000)} s)`);
+    this.#lastError = message;
+    await sleep(delay, signal);
+  }
+
+  #recovered(): void {
+    if (this.#lastError) this.options.logger.info('the service answers again');
+    this.#lastError = undefined;
+    this.#backoff.reset();
+    this.options.metrics.serviceReachable.set(1);
+  }
+}
