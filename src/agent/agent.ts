@@ -6,11 +6,11 @@ import { ConflictError } from '../errors/index.js';
 import { createLogger, type Logger } from '../logging.js';
 import type { HelloRequest, Job } from '../protocol/agent-api.js';
 import { VERSION } from '../version.js';
-import { sleep } from './backoff.js';
+import { sleep, within } from './backoff.js';
 import type { AgentConfig } from './config.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './embedded-redis.js';
 import { executeJob } from './execute.js';
-import { startHealthServer, type HealthServer } from './health-server.js';
+import { startHealthServer } from './health-server.js';
 import { AgentMetrics } from './metrics.js';
 import { Poller } from './poller.js';
 import { supportedCheckTypes } from './probes/registry.js';
@@ -95,7 +95,9 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     }
   };
 
-  const lane = new UptimeLane(redis, agentId, config.uptimeConcurrency, runJob);
+  const lane = new UptimeLane(redis, agentId, config.uptimeConcurrency, runJob, (error) =>
+    logger.warn(`job queue: ${error.message}`),
+  );
   await lane.waitUntilReady();
 
   const hello: HelloRequest = {
@@ -132,8 +134,9 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       logger.info({ graceMs: config.shutdownGraceMs }, 'shutting down: no new jobs; running jobs may finish');
       pollAbort.abort();
       await polling;
-      await lane.pause();
-      for (const job of await lane.drainWaiting()) {
+      // Each Redis step is bounded: a Redis that died must not keep the agent from exiting.
+      await within(5000, lane.pause());
+      for (const job of (await within(5000, lane.drainWaiting())) ?? []) {
         await client.release(job.jobId, agentId, 'agent shutting down').catch(() => undefined);
         claimed.delete(job.jobId);
       }
@@ -144,7 +147,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         await waitUntil(() => inFlight.size === 0, 2000);
       }
       await reporter.flush(Math.max(1000, Math.min(config.shutdownGraceMs, 10_000)));
-      await lane.close();
+      await within(5000, lane.close());
       redis.disconnect();
       await embedded?.stop();
       await client.close();
@@ -186,7 +189,8 @@ async function waitForRedis(redis: Redis, url: string | undefined, readiness: Re
   };
   redis.on('error', onError);
   try {
-    await once(redis, 'ready');
+    // Not events.once: it rejects on the first 'error', and errors here are expected.
+    await new Promise((resolve) => redis.once('ready', resolve));
   } finally {
     redis.off('error', onError);
     redis.on('error', (error: Error) => logger.warn(`Redis: ${error.message}`));

@@ -35,3 +35,16 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/**
+ * `work`'s value, or undefined once `ms` have passed. For shutdown steps that
+ * must not hang on a peer that is gone (Redis killed, network cut).
+ */
+export async function within<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
+  const stop = new AbortController();
+  try {
+    return await Promise.race([work, sleep(ms, stop.signal).then(() => undefined)]);
+  } finally {
+    stop.abort();
+  }
+}

@@ -33,7 +33,7 @@ export class Poller {
   constructor(private readonly options: PollerOptions) {}
 
   async run(signal: AbortSignal): Promise<void> {
-    const { client, hello, readiness, metrics, logger } = this.options;
+    const { client, hello, readiness, logger } = this.options;
     while (!signal.aborted) {
       let answer: HelloResponse;
       try {

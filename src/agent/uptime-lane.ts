@@ -12,7 +12,13 @@ export class UptimeLane {
   readonly #queue: Queue<{ job: Job }>;
   readonly #worker: Worker<{ job: Job }>;
 
-  constructor(connection: ConnectionOptions, agentId: string, concurrency: number, handler: JobHandler) {
+  constructor(
+    connection: ConnectionOptions,
+    agentId: string,
+    concurrency: number,
+    handler: JobHandler,
+    onError: (error: Error) => void,
+  ) {
     const name = `uptime-${agentId}`;
     const prefix = 'outpost';
     this.#queue = new Queue(name, { connection, prefix });
@@ -25,8 +31,9 @@ export class UptimeLane {
       removeOnComplete: { count: 0 },
       removeOnFail: { count: 0 },
     });
-    // Handler errors are reported to the service by the handler itself.
-    this.#worker.on('error', () => undefined);
+    // Job outcomes are reported to the service by the handler; these are Redis troubles.
+    this.#worker.on('error', onError);
+    this.#queue.on('error', onError);
   }
 
   async waitUntilReady(): Promise<void> {

@@ -67,7 +67,7 @@ export function parseEnv<S extends EnvSpecs>(
 export function describeEnv(specs: EnvSpecs): string {
   const rows = Object.entries(specs).map(([name, spec]) => {
     const fallback =
-      spec.default === undefined ? (isRequired(spec) ? ' (required)' : '') : ` (default: ${String(spec.default)})`;
+      spec.default === undefined ? (isRequired(spec) ? ' (required)' : '') : ` (default: ${typeof spec.default === 'string' ? spec.default : JSON.stringify(spec.default)})`;
     return `  ${name.padEnd(24)} ${spec.desc ?? ''}${fallback}`;
   });
   return rows.join('\n');

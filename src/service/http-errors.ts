@@ -62,7 +62,7 @@ function collapse(errors: readonly AjvError[]): Record<string, string> {
 
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error.validation) {
-    const attributes = collapse(error.validation as unknown as AjvError[]);
+    const attributes = collapse(error.validation);
     const where = error.validationContext === 'body' ? 'body' : (error.validationContext ?? 'request');
     const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
     return sendErrorB(reply, 400, `Invalid ${where}: ${list.join('; ')}`, attributes);

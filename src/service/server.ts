@@ -13,8 +13,9 @@ import { privateLocationRoutes } from './routes/private-locations.js';
 import { validatorCompiler } from './validation.js';
 
 export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance> {
+  const httpLogger: FastifyBaseLogger = ctx.logger.child({ component: 'http' });
   const app = Fastify({
-    loggerInstance: ctx.logger.child({ component: 'http' }) as FastifyBaseLogger,
+    loggerInstance: httpLogger,
     // Agents long-poll all day; a line per request would drown the log.
     logController: new LogController({ disableRequestLogging: true }),
     // Long polls hold requests up to 30 s; keep-alive must outlast them.
@@ -28,7 +29,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(null, undefined);
     try {
-      done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      done(null, secureJson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch {
       done(Object.assign(new SyntaxError('The request body is not valid JSON'), { statusCode: 400 }), undefined);
     }

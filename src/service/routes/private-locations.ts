@@ -55,7 +55,7 @@ export const privateLocationRoutes =
           });
         }
         const id = await createPrivateLocation(ctx.db, request.accountId, request.body);
-        if (id === 'slug-taken') {
+        if (id === undefined) {
           return sendErrorB(reply, 400, `slugName "${slugName}" is already used in this account`, {
             slugName: 'is already used',
           });

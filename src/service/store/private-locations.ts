@@ -34,13 +34,14 @@ export async function createPrivateLocation(
   db: Queryable,
   accountId: string,
   input: { name: string; slugName: string; icon?: string | undefined },
-): Promise<string | 'slug-taken'> {
+): Promise<string | undefined> {
   const rows = await db.query<{ id: string }>(
     `INSERT INTO private_locations (id, account_id, name, slug_name, icon) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (account_id, slug_name) DO NOTHING RETURNING id`,
     [randomUUID(), accountId, input.name, input.slugName, input.icon ?? null],
   );
-  return rows[0]?.id ?? 'slug-taken';
+  // undefined: the slug is already used in this account.
+  return rows[0]?.id;
 }
 
 export async function listPrivateLocations(db: Queryable, accountId: string): Promise<PrivateLocationRecord[]> {

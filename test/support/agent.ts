@@ -1,0 +1,65 @@
+import { Writable } from 'node:stream';
+import { startAgent, type RunningAgent } from '../../src/agent/agent.js';
+import type { AgentConfig } from '../../src/agent/config.js';
+import { Secret } from '../../src/config/secret.js';
+import { createLogger } from '../../src/logging.js';
+
+export interface TestAgent extends RunningAgent {
+  logs: string[];
+  health(path: string): Promise<{ status: number; body: any; text: string }>;
+}
+
+/** A real agent with its health server on a free loopback port and its log captured. */
+export async function startTestAgent(config: Partial<AgentConfig> & { apiKey: string; apiUrl: string }): Promise<TestAgent> {
+  const logs: string[] = [];
+  const logger = createLogger({
+    level: 'DEBUG',
+    name: 'test-agent',
+    destination: new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logs.push(chunk.toString());
+        done();
+      },
+    }),
+  });
+  const agent = await startAgent(
+    {
+      redisUrl: undefined,
+      jobConcurrency: 1,
+      uptimeConcurrency: 20,
+      healthPort: 0,
+      logLevel: 'DEBUG',
+      shutdownGraceMs: 5000,
+      ...config,
+      apiKey: new Secret(config.apiKey),
+    },
+    { logger, healthHost: '127.0.0.1' },
+  );
+  return {
+    ...agent,
+    stop: agent.stop,
+    logs,
+    async health(path: string) {
+      const response = await fetch(`http://127.0.0.1:${agent.healthPort}${path}`);
+      const text = await response.text();
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      return { status: response.status, body, text };
+    },
+  };
+}
+
+/** Polls `probe` until it returns a value other than undefined, or fails after `ms`. */
+export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, ms = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
