@@ -10,7 +10,9 @@ export interface TestAgent extends RunningAgent {
 }
 
 /** A real agent with its health server on a free loopback port and its log captured. */
-export async function startTestAgent(config: Partial<AgentConfig> & { apiKey: string; apiUrl: string }): Promise<TestAgent> {
+export async function startTestAgent(
+  config: Omit<Partial<AgentConfig>, 'apiKey'> & { apiKey: string; apiUrl: string },
+): Promise<TestAgent> {
   const logs: string[] = [];
   const logger = createLogger({
     level: 'DEBUG',
@@ -37,7 +39,6 @@ export async function startTestAgent(config: Partial<AgentConfig> & { apiKey: st
   );
   return {
     ...agent,
-    stop: agent.stop,
     logs,
     async health(path: string) {
       const response = await fetch(`http://127.0.0.1:${agent.healthPort}${path}`);
