@@ -1,4 +1,4 @@
-import { cleanEnv, makeValidator, type ValidatorSpec } from 'envalid';
+import { cleanEnv, EnvMissingError, makeValidator, type ValidatorSpec } from 'envalid';
 import { ConfigError } from '../errors/index.js';
 
 export type EnvSpecs = Record<string, ValidatorSpec<unknown>>;
@@ -50,11 +50,9 @@ export function parseEnv<S extends EnvSpecs>(
   return cleanEnv(env, specs, {
     reporter: ({ errors }) => {
       const problems = Object.entries(errors).map(([name, error]) => {
-        const reason = error instanceof Error && error.message && !/^Missing/.test(error.message)
-          ? error.message
-          : 'is required and not set';
-        const detail = /^(must|is) /.test(reason) ? reason : `is invalid: ${reason}`;
-        return `  ${name} ${detail}`;
+        if (error instanceof EnvMissingError) return `  ${name} is required and not set`;
+        const reason = error instanceof Error ? error.message : String(error);
+        return `  ${name} ${/^(must|is) /.test(reason) ? reason : `is invalid: ${reason}`}`;
       });
       if (problems.length > 0) {
         throw new ConfigError(`${program}: invalid configuration\n${problems.join('\n')}`);

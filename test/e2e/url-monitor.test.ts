@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS } from '../support/databases.js';
 import { eventually, startTestAgent, type TestAgent } from '../support/agent.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { startRedisServer, type TestRedis } from '../support/redis-server.js';
 import { respond, startTarget, type Target } from '../support/target.js';
 
 const FINAL = new Set(['PASSED', 'FAILED', 'DEGRADED', 'TIMED_OUT', 'CANCELLED']);
@@ -19,6 +20,7 @@ describe.each([
   let agent: TestAgent;
   let target: Target;
   let slug: string;
+  let externalRedis: TestRedis | undefined;
 
   beforeAll(async () => {
     target = await startTarget({
@@ -27,12 +29,13 @@ describe.each([
       '/slow': respond(200, 'slow', 400),
     });
     service = await startTestService(kind);
+    if (redis === 'external') externalRedis = await startRedisServer();
     const location = await service.privateLocation();
     slug = location.slugName;
     agent = await startTestAgent({
       apiKey: location.rawKey,
       apiUrl: service.url,
-      redisUrl: redis === 'external' ? (process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379') : undefined,
+      redisUrl: externalRedis?.url,
     });
     await eventually(async () => ((await agent.health('/-/readiness')).status === 200 ? true : undefined), 15_000, 'agent ready');
   });
@@ -41,6 +44,7 @@ describe.each([
     await agent?.stop();
     await service?.close();
     await target?.close();
+    await externalRedis?.stop();
   });
 
   async function runCheck(body: Record<string, unknown>) {

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadServiceConfig } from '../../src/service/config.js';
 import { startService } from '../../src/service/service.js';
 import { eventually, startTestAgent, type TestAgent } from '../support/agent.js';
+import { startRedisServer } from '../support/redis-server.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { closedPort, respond, startTarget, type Target } from '../support/target.js';
 
@@ -98,7 +98,6 @@ describe('agent with a refused key', () => {
 });
 
 describe('agent with Redis down at start', () => {
-  let redis: ChildProcess | undefined;
 
   it('stays up and not ready, names Redis in its log, and goes on once Redis answers', async () => {
     const service = await startTestService('pglite');
@@ -121,12 +120,9 @@ describe('agent with Redis down at start', () => {
     expect(waiting.status).toBe(503);
     expect(waiting.body.detail).toContain(`Redis at 127.0.0.1:${port} is not reachable (ECONNREFUSED)`);
 
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
+    const redis = await startRedisServer(port);
     // Stop the agent before its Redis goes away: cleanup runs in reverse.
-    const server = redis;
-    cleanup.unshift(() => void server.kill('SIGKILL'));
+    cleanup.unshift(() => redis.stop());
     const agent = await agentPromise;
     expect(logText(agent)).toContain(`Redis at 127.0.0.1:${port} is not reachable (ECONNREFUSED)`);
     await eventually(async () => ((await readinessOf(agent)) === 'ready' ? true : undefined), 15_000, 'ready');

@@ -1,0 +1,99 @@
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { agentEnvHelp, agentEnvSpecs, loadAgentConfig } from '../../src/agent/config.js';
+import { ConfigError } from '../../src/errors/index.js';
+
+const KEY = `pl_${'k'.repeat(36)}`;
+const valid = { API_KEY: KEY, API_URL: 'https://monitoring.example.test/' };
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadAgentConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('agent configuration', () => {
+  it('fills every default and keeps the key behind a Secret', () => {
+    const config = loadAgentConfig(valid);
+    expect(config).toMatchObject({
+      apiUrl: 'https://monitoring.example.test',
+      redisUrl: undefined,
+      jobConcurrency: 1,
+      uptimeConcurrency: 100,
+      healthPort: 8081,
+      logLevel: 'INFO',
+      shutdownGraceMs: 280_000,
+    });
+    expect(config.apiKey.reveal()).toBe(KEY);
+    expect(JSON.stringify(config)).not.toContain(KEY);
+    expect(inspect(config)).not.toContain(KEY);
+    expect(String(config.apiKey)).toBe("<redacted>");
+  });
+
+  it('reads every variable it documents', () => {
+    const config = loadAgentConfig({
+      ...valid,
+      REDIS_URL: 'rediss://cache:6380/2',
+      JOB_CONCURRENCY: '10',
+      UPTIME_CONCURRENCY: '250',
+      AGENT_HEALTH_PORT: '9000',
+      LOG_LEVEL: 'debug',
+      SHUTDOWN_GRACE_SECONDS: '30',
+    });
+    expect(config).toMatchObject({
+      redisUrl: 'rediss://cache:6380/2',
+      jobConcurrency: 10,
+      uptimeConcurrency: 250,
+      healthPort: 9000,
+      logLevel: 'DEBUG',
+      shutdownGraceMs: 30_000,
+    });
+  });
+
+  it('names every bad variable in one error', () => {
+    const error = configError({
+      API_URL: 'ftp://nope',
+      REDIS_URL: 'http://cache',
+      JOB_CONCURRENCY: '11',
+      UPTIME_CONCURRENCY: '1.5',
+      AGENT_HEALTH_PORT: 'http',
+      LOG_LEVEL: 'LOUD',
+      SHUTDOWN_GRACE_SECONDS: '-1',
+    });
+    expect(error.code).toBe('CONFIG_INVALID');
+    const lines = error.message.split('\n');
+    expect(lines[0]).toBe('outpost agent: invalid configuration');
+    for (const name of [
+      'API_KEY',
+      'API_URL',
+      'REDIS_URL',
+      'JOB_CONCURRENCY',
+      'UPTIME_CONCURRENCY',
+      'AGENT_HEALTH_PORT',
+      'LOG_LEVEL',
+      'SHUTDOWN_GRACE_SECONDS',
+    ]) {
+      expect(lines.some((line) => line.trim().startsWith(`${name} `)), name).toBe(true);
+    }
+    expect(error.message).toContain('API_KEY is required and not set');
+    expect(error.message).toContain('JOB_CONCURRENCY must be a whole number from 1 to 10');
+    expect(error.message).toContain('LOG_LEVEL must be one of DEBUG, LOG, INFO, WARN, ERROR');
+  });
+
+  it('never echoes a malformed key back', () => {
+    const error = configError({ ...valid, API_KEY: 'sk_live_not_a_location_key_12345' });
+    expect(error.message).toContain('API_KEY must be a private location key');
+    expect(error.message).not.toContain('sk_live_not_a_location_key_12345');
+  });
+
+  it('lists every variable in --help with its default', () => {
+    const help = agentEnvHelp();
+    for (const name of Object.keys(agentEnvSpecs)) expect(help).toContain(name);
+    expect(help).toMatch(/API_KEY\s+.*\(required\)/);
+    expect(help).toMatch(/AGENT_HEALTH_PORT\s+.*\(default: 8081\)/);
+  });
+});

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors/index.js';
+import { loadServiceConfig, serviceEnvHelp, serviceEnvSpecs } from '../../src/service/config.js';
+
+describe('service configuration', () => {
+  it('defaults to port 3000, embedded PGlite in memory and no bootstrap account', () => {
+    const config = loadServiceConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      databaseUrl: undefined,
+      pgliteDir: undefined,
+      bootstrap: undefined,
+      logLevel: 'INFO',
+    });
+  });
+
+  it('takes a bootstrap account and key together, and hides the key', () => {
+    const config = loadServiceConfig({
+      BOOTSTRAP_ACCOUNT_ID: 'A1B2C3D4-0000-4000-8000-000000000001',
+      BOOTSTRAP_API_KEY: 'a-long-enough-api-key',
+    });
+    expect(config.bootstrap?.accountId).toBe('a1b2c3d4-0000-4000-8000-000000000001');
+    expect(config.bootstrap?.apiKey.reveal()).toBe('a-long-enough-api-key');
+    expect(JSON.stringify(config)).not.toContain('a-long-enough-api-key');
+  });
+
+  it('refuses a bootstrap account without its key', () => {
+    expect(() => loadServiceConfig({ BOOTSTRAP_ACCOUNT_ID: 'a1b2c3d4-0000-4000-8000-000000000001' })).toThrow(
+      /BOOTSTRAP_ACCOUNT_ID and BOOTSTRAP_API_KEY must be set together/,
+    );
+  });
+
+  it('names every bad variable at once', () => {
+    let caught: unknown;
+    try {
+      loadServiceConfig({ PORT: '70000', DATABASE_URL: 'mysql://x', BOOTSTRAP_ACCOUNT_ID: 'nope', LOG_LEVEL: 'x' });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const message = (caught as ConfigError).message;
+    for (const name of ['PORT', 'DATABASE_URL', 'BOOTSTRAP_ACCOUNT_ID', 'LOG_LEVEL']) expect(message).toContain(`  ${name} `);
+  });
+
+  it('lists every variable in --help', () => {
+    const help = serviceEnvHelp();
+    for (const name of Object.keys(serviceEnvSpecs)) expect(help).toContain(name);
+  });
+});
