@@ -65,6 +65,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const client = new ServiceClient(config.apiUrl, config.apiKey);
   const reporter = new Reporter(client, logger, metrics);
   const inFlight = new Map<string, { job: Job; abort: AbortController }>();
+  // From the service's hello; the agent's own clock is not trusted against the service's.
+  let leaseMs = 300_000;
   // Claimed jobs count against capacity from the moment they are claimed, not when they start.
   const claimed = new Set<string>();
   const capacity = new EventEmitter();
@@ -75,7 +77,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     const log = logger.child({ jobId: job.jobId, checkId: job.checkId, checkSessionId: job.checkSessionId });
     const stopTimer = metrics.jobDuration.startTimer({ check_type: job.checkType });
     metrics.jobsStarted.inc({ check_type: job.checkType });
-    const lease = keepLeased(client, job, agentId, abort, log);
+    const lease = keepLeased(client, job, agentId, leaseMs, abort, log);
     try {
       const result = await executeJob(job, agentId, abort.signal);
       stopTimer();
@@ -120,6 +122,9 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     capacityFreed: async (signal) => {
       await Promise.race([once(capacity, 'freed', { signal }).catch(() => undefined), sleep(1000, signal)]);
     },
+    onHello: async (answer) => {
+      leaseMs = answer.leaseSeconds * 1000;
+    },
     accept: async (jobs) => {
       for (const job of jobs) claimed.add(job.jobId);
       await lane.add(jobs);
@@ -159,8 +164,14 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
 }
 
 /** Extends the job's lease at half its length for as long as the job runs. */
-function keepLeased(client: ServiceClient, job: Job, agentId: string, abort: AbortController, log: Logger): NodeJS.Timeout {
-  const leaseMs = Math.max(1000, Date.parse(job.leaseExpiresAt) - Date.now());
+function keepLeased(
+  client: ServiceClient,
+  job: Job,
+  agentId: string,
+  leaseMs: number,
+  abort: AbortController,
+  log: Logger,
+): NodeJS.Timeout {
   const timer = setInterval(() => {
     client.extendLease(job.jobId, agentId).catch((error: unknown) => {
       if (error instanceof ConflictError) {

@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
 import { startAgent, type RunningAgent } from '../../src/agent/agent.js';
 import type { AgentConfig } from '../../src/agent/config.js';
 import { Secret } from '../../src/config/secret.js';
-import { createLogger } from '../../src/logging.js';
+import { captureLogger } from './logs.js';
 
 export interface TestAgent extends RunningAgent {
   logs: string[];
@@ -13,17 +12,7 @@ export interface TestAgent extends RunningAgent {
 export async function startTestAgent(
   config: Omit<Partial<AgentConfig>, 'apiKey'> & { apiKey: string; apiUrl: string },
 ): Promise<TestAgent> {
-  const logs: string[] = [];
-  const logger = createLogger({
-    level: 'DEBUG',
-    name: 'test-agent',
-    destination: new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logs.push(chunk.toString());
-        done();
-      },
-    }),
-  });
+  const { logger, logs } = captureLogger('test-agent');
   const agent = await startAgent(
     {
       redisUrl: undefined,

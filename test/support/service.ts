@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { createLogger } from '../../src/logging.js';
+import { captureLogger } from './logs.js';
 import { loadServiceConfig } from '../../src/service/config.js';
 import { startService, type RunningService, type ServiceOptions } from '../../src/service/service.js';
 import { createTestDatabase, type DbKind } from './databases.js';
@@ -45,17 +44,7 @@ export async function startTestService(kind: DbKind, options: ServiceOptions & {
     LOG_LEVEL: 'INFO',
   });
   config.tickMs = options.tickMs ?? 200;
-  const logs: string[] = [];
-  const logger = createLogger({
-    level: 'INFO',
-    name: 'test-service',
-    destination: new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logs.push(chunk.toString());
-        done();
-      },
-    }),
-  });
+  const { logger, logs } = captureLogger('test-service');
   const service = await startService(config, { ...options, logger });
 
   const raw = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {

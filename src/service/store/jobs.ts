@@ -149,40 +149,25 @@ export async function recordResult(
   if (!job.claimed_by.includes(result.agentId)) {
     return { kind: 'conflict', reason: 'the job is not leased to this agent' };
   }
-  await tx.query(
-    `INSERT INTO check_results (id, session_id, job_id, account_id, check_id, check_type, name, run_location,
-        has_errors, has_failures, is_degraded, aborted, is_cancelled, response_time, status_code, timings, error,
-        assertions, details, logs, artifacts, agent_id, attempt, started_at, stopped_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-             $23, $24, $25)`,
-    [
-      randomUUID(),
-      job.session_id,
-      job.id,
-      job.account_id,
-      job.check_id,
-      job.check_type,
-      job.payload.name,
-      job.run_location,
-      result.hasErrors,
-      result.hasFailures,
-      result.isDegraded,
-      result.aborted,
-      result.isCancelled,
-      result.responseTime,
-      result.statusCode ?? null,
-      result.timings ? JSON.stringify(result.timings) : null,
-      result.error ? JSON.stringify(result.error) : null,
-      JSON.stringify(result.assertions),
-      JSON.stringify(result.details),
-      JSON.stringify(result.logs),
-      JSON.stringify(result.artifacts),
-      result.agentId,
-      job.attempt,
-      result.startedAt,
-      result.stoppedAt,
-    ],
-  );
+  await insertResult(tx, job, {
+    agentId: result.agentId,
+    hasErrors: result.hasErrors,
+    hasFailures: result.hasFailures,
+    isDegraded: result.isDegraded,
+    aborted: result.aborted,
+    isCancelled: result.isCancelled,
+    timedOut: false,
+    responseTime: result.responseTime,
+    statusCode: result.statusCode ?? null,
+    timings: result.timings ?? null,
+    error: result.error,
+    assertions: result.assertions,
+    details: result.details,
+    logs: result.logs,
+    artifacts: result.artifacts,
+    startedAt: result.startedAt,
+    stoppedAt: result.stoppedAt,
+  });
   await tx.query(`UPDATE jobs SET state = 'done', completed_at = now(), lease_expires_at = NULL WHERE id = $1`, [
     jobId,
   ]);
@@ -219,23 +204,25 @@ export async function sweepJobs(tx: Queryable): Promise<SweepOutcome> {
       job.reason === 'unclaimed'
         ? `No agent at private location "${job.run_location}" picked the job up within ${UNCLAIMED_EXPIRY_SECONDS} s`
         : `The agent running the job stopped reporting ${job.attempt} times; giving up`;
-    await tx.query(
-      `INSERT INTO check_results (id, session_id, job_id, account_id, check_id, check_type, name, run_location,
-          has_errors, has_failures, is_degraded, aborted, is_cancelled, timed_out, error, attempt, stopped_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, false, false, false, false, true, $9, $10, now())`,
-      [
-        randomUUID(),
-        job.session_id,
-        job.id,
-        job.account_id,
-        job.check_id,
-        job.check_type,
-        job.payload.name,
-        job.run_location,
-        JSON.stringify({ code: 'TIMED_OUT', message }),
-        job.attempt,
-      ],
-    );
+    await insertResult(tx, job, {
+      agentId: null,
+      hasErrors: true,
+      hasFailures: false,
+      isDegraded: false,
+      aborted: false,
+      isCancelled: false,
+      timedOut: true,
+      responseTime: null,
+      statusCode: null,
+      timings: null,
+      error: { code: 'TIMED_OUT', message },
+      assertions: [],
+      details: {},
+      logs: [],
+      artifacts: [],
+      startedAt: null,
+      stoppedAt: new Date().toISOString(),
+    });
   }
   const completedSessions: SessionRow[] = [];
   for (const sessionId of new Set(givenUp.map((job) => job.session_id))) {
@@ -243,4 +230,63 @@ export async function sweepJobs(tx: Queryable): Promise<SweepOutcome> {
     if (done) completedSessions.push(done);
   }
   return { requeuedAt: new Set(requeued.map((row) => row.private_location_id)), completedSessions };
+}
+
+interface ResultFields {
+  agentId: string | null;
+  hasErrors: boolean;
+  hasFailures: boolean;
+  isDegraded: boolean;
+  aborted: boolean;
+  isCancelled: boolean;
+  timedOut: boolean;
+  responseTime: number | null;
+  statusCode: number | null;
+  timings: Result['timings'];
+  error: Result['error'];
+  assertions: Result['assertions'];
+  details: Result['details'];
+  logs: Result['logs'];
+  artifacts: Result['artifacts'];
+  startedAt: string | null;
+  stoppedAt: string | null;
+}
+
+/** The one place a location result is written, whether an agent sent it or the service gave up. */
+async function insertResult(tx: Queryable, job: JobRow & { account_id: string }, fields: ResultFields): Promise<void> {
+  await tx.query(
+    `INSERT INTO check_results (id, session_id, job_id, account_id, check_id, check_type, name, run_location,
+        has_errors, has_failures, is_degraded, aborted, is_cancelled, timed_out, response_time, status_code, timings,
+        error, assertions, details, logs, artifacts, agent_id, attempt, started_at, stopped_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+             $23, $24, $25, $26)`,
+    [
+      randomUUID(),
+      job.session_id,
+      job.id,
+      job.account_id,
+      job.check_id,
+      job.check_type,
+      job.payload.name,
+      job.run_location,
+      fields.hasErrors,
+      fields.hasFailures,
+      fields.isDegraded,
+      fields.aborted,
+      fields.isCancelled,
+      fields.timedOut,
+      fields.responseTime,
+      fields.statusCode,
+      fields.timings ? JSON.stringify(fields.timings) : null,
+      fields.error ? JSON.stringify(fields.error) : null,
+      JSON.stringify(fields.assertions),
+      JSON.stringify(fields.details),
+      JSON.stringify(fields.logs),
+      JSON.stringify(fields.artifacts),
+      fields.agentId,
+      job.attempt,
+      fields.startedAt,
+      fields.stoppedAt,
+    ],
+  );
 }
