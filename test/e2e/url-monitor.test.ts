@@ -20,6 +20,7 @@ describe.each([
   let agent: TestAgent;
   let target: Target;
   let slug: string;
+  let locationKey: string;
   let externalRedis: TestRedis | undefined;
 
   beforeAll(async () => {
@@ -32,6 +33,7 @@ describe.each([
     if (redis === 'external') externalRedis = await startRedisServer();
     const location = await service.privateLocation();
     slug = location.slugName;
+    locationKey = location.rawKey;
     agent = await startTestAgent({
       apiKey: location.rawKey,
       apiUrl: service.url,
@@ -138,6 +140,13 @@ describe.each([
     const metrics = await agent.health('/metrics');
     expect(metrics.text).toMatch(/outpost_jobs_finished_total\{check_type="URL",status="passed"\} [1-9]/);
     expect(metrics.text).toMatch(/outpost_jobs_finished_total\{check_type="URL",status="failed"\} [1-9]/);
+  });
+
+  it('never writes a key to a log line, on either side', () => {
+    const lines = [...agent.logs, ...service.logs].join('');
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines).not.toContain(locationKey);
+    expect(lines).not.toContain(service.apiKey);
   });
 
   it('runs an activated check on its schedule without a trigger', async () => {
