@@ -3,13 +3,19 @@ import { AssertionSchema } from './assertion.js';
 
 export const URL_MAX_RESPONSE_TIME_CAP_MS = 30_000;
 
+/** URL monitors judge the status code only; richer assertions belong to API checks. */
+export const UrlAssertionSchema = Type.Object({
+  ...AssertionSchema.properties,
+  source: Type.Enum(['STATUS_CODE']),
+});
+
 export const UrlRequestSchema = Type.Object({
   url: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[hH][tT][tT][pP][sS]?://' }),
   method: Type.Optional(Type.Enum(['GET', 'HEAD'], { default: 'GET' })),
   followRedirects: Type.Optional(Type.Boolean({ default: true })),
   skipSSL: Type.Optional(Type.Boolean({ default: false })),
   ipFamily: Type.Optional(Type.Enum(['IPv4', 'IPv6'], { default: 'IPv4' })),
-  assertions: Type.Optional(Type.Array(AssertionSchema, { maxItems: 50, default: [] })),
+  assertions: Type.Optional(Type.Array(UrlAssertionSchema, { maxItems: 50, default: [] })),
 });
 export type UrlRequest = Type.Static<typeof UrlRequestSchema>;
 

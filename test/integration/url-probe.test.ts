@@ -177,7 +177,7 @@ describe('urlProbe.parseSettings', () => {
       urlProbe.parseSettings({
         request: { url: 'http://a', assertions: [{ source: 'TEXT_BODY', comparison: 'CONTAINS', target: 'ok' }] },
       }),
-    ).toThrow(/request\.assertions\[0\]\.source: TEXT_BODY/);
+    ).toThrow(/request\.assertions\[0\]\.source: must be one of "STATUS_CODE"/);
   });
 
   it('carries the stable INVALID_SETTINGS code', () => {

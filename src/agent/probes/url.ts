@@ -28,8 +28,6 @@ export const MAX_REDIRECTS = 10;
 export const MAX_BODY_BYTES = 1024 * 1024;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const USER_AGENT = 'Outpost (synthetic monitoring agent)';
-/** URL monitors only look at the status code; other sources belong to other check types. */
-const URL_ASSERTION_SOURCES: ReadonlySet<string> = new Set(['STATUS_CODE']);
 
 /** UrlSettings after defaults: every optional field is present. */
 export interface UrlSettingsParsed {
@@ -60,12 +58,6 @@ export function parseUrlSettings(raw: unknown): UrlSettingsParsed {
   const problems: string[] = [];
   const url = URL.parse(value.request.url);
   if (url === null) problems.push('request.url: not a valid URL');
-  const assertions: readonly AssertionInput[] = value.request.assertions ?? [];
-  assertions.forEach((assertion, index) => {
-    if (!URL_ASSERTION_SOURCES.has(assertion.source)) {
-      problems.push(`request.assertions[${index}].source: ${assertion.source} is not supported by URL monitors (only STATUS_CODE)`);
-    }
-  });
   if (problems.length > 0) throw new InvalidSettingsError(`Invalid URL monitor settings: ${problems.join('; ')}`);
   // Value.Default filled every optional field that has a default, which is all of them.
   return value as UrlSettingsParsed;
