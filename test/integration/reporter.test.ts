@@ -1,0 +1,99 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AgentMetrics } from '../../src/agent/metrics.js';
+import { Reporter } from '../../src/agent/reporter.js';
+import { ServiceClient } from '../../src/agent/service-client.js';
+import { Secret } from '../../src/config/secret.js';
+import type { Result } from '../../src/protocol/agent-api.js';
+import { captureLogger } from '../support/logs.js';
+
+const result: Result = {
+  agentId: '7b0a3c5e-1111-4222-8333-444455556666',
+  jobId: '7b0a3c5e-aaaa-4bbb-8ccc-ddddeeeeffff',
+  checkId: 'c',
+  checkType: 'URL',
+  runLocation: 'office',
+  startedAt: new Date().toISOString(),
+  stoppedAt: new Date().toISOString(),
+  responseTime: 12,
+  hasErrors: false,
+  hasFailures: false,
+  isDegraded: false,
+  aborted: false,
+  isCancelled: false,
+  error: null,
+  timings: null,
+  statusCode: 200,
+  assertions: [],
+  details: {},
+  logs: [],
+  artifacts: [],
+};
+
+let server: Server | undefined;
+afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+/** A loopback service whose answers to result posts the test scripts, one status per call. */
+async function scriptedService(statuses: number[]): Promise<{ url: string; bodies: unknown[] }> {
+  const bodies: unknown[] = [];
+  server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      bodies.push(JSON.parse(body));
+      const status = statuses.shift() ?? 200;
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(status === 200 ? '{"recorded":true}' : JSON.stringify({ statusCode: status, error: 'x', message: 'scripted' }));
+    });
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies };
+}
+
+function reporterFor(url: string) {
+  const { logger, logs } = captureLogger('reporter');
+  const client = new ServiceClient(url, new Secret('pl_test'));
+  return { reporter: new Reporter(client, logger, new AgentMetrics()), logs, client };
+}
+
+describe('reporter', () => {
+  it('retries through server errors until the service records the result', async () => {
+    const service = await scriptedService([503, 502, 200]);
+    const { reporter, logs, client } = reporterFor(service.url);
+    await reporter.report(result);
+    await client.close();
+    expect(service.bodies).toHaveLength(3);
+    expect(service.bodies.every((body) => JSON.stringify(body) === JSON.stringify(result))).toBe(true);
+    expect(logs.join('')).toContain('posting the result failed, retrying');
+  });
+
+  it('gives up at once on 409: the job is another agent\'s now', async () => {
+    const service = await scriptedService([409]);
+    const { reporter, logs, client } = reporterFor(service.url);
+    await reporter.report(result);
+    await client.close();
+    expect(service.bodies).toHaveLength(1);
+    expect(logs.join('')).toContain('result not recorded');
+  });
+
+  it('gives up at once on a 400: the same body will never be accepted', async () => {
+    const service = await scriptedService([400]);
+    const { reporter, client } = reporterFor(service.url);
+    await reporter.report(result);
+    await client.close();
+    expect(service.bodies).toHaveLength(1);
+  });
+
+  it('stops retrying when flushed at shutdown', async () => {
+    const service = await scriptedService(Array.from({ length: 100 }, () => 503));
+    const { reporter, client } = reporterFor(service.url);
+    const delivery = reporter.report(result);
+    const started = Date.now();
+    await reporter.flush(300);
+    await delivery;
+    await client.close();
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(service.bodies.length).toBeGreaterThanOrEqual(1);
+  });
+});
