@@ -1,5 +1,6 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -20,6 +21,9 @@ export async function storeArtifact(
 ): Promise<{ path: string; size: number }> {
   await mkdir(directory, { recursive: true });
   const path = join(directory, fileName);
+  // Written aside and renamed over: an upload under the same name replaces the old
+  // bytes, and a failed one leaves the previous artifact as it was.
+  const partial = `${path}.${randomUUID()}.part`;
   let size = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -29,9 +33,10 @@ export async function storeArtifact(
     },
   });
   try {
-    await pipeline(source, counter, createWriteStream(path));
+    await pipeline(source, counter, createWriteStream(partial));
+    await rename(partial, path);
   } catch (error) {
-    await rm(path, { force: true });
+    await rm(partial, { force: true });
     throw error;
   }
   return { path, size };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { HelloRequest, Job, Result } from '../../src/protocol/agent-api.js';
 import { ensureAccount, ensureApiKey } from '../../src/service/store/accounts.js';
+import { eventually } from './agent.js';
 import type { ApiAnswer, TestService } from './service.js';
 
 /** Error shape A: exactly {statusCode, error, message}. */
@@ -84,16 +85,7 @@ export async function getSession(service: TestService, sessionId: string): Promi
   return answer.body;
 }
 
-/** Polls `probe` until it returns a value other than undefined, or fails after `ms`. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { eventually };
 
 /** An agent driven by hand over HTTP, as a real agent would talk to the service. */
 export class ManualAgent {

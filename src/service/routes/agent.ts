@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
@@ -33,6 +33,12 @@ const security = [{ privateLocationKey: [] }];
 export const agentRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
   async (app) => {
+    // Agent ids are uuids: compared as text in places, so one spelling for all.
+    app.addHook('preHandler', async (request) => {
+      const body = request.body as { agentId?: unknown } | undefined;
+      if (body && typeof body.agentId === 'string') body.agentId = body.agentId.toLowerCase();
+    });
+
     app.post(
       '/v1/agent/hello',
       {
@@ -40,12 +46,14 @@ export const agentRoutes =
           tags,
           security,
           body: HelloRequestSchema,
-          response: { 200: HelloResponseSchema, 400: ErrorB, 401: ErrorA },
+          response: { 200: HelloResponseSchema, 400: ErrorB, 401: ErrorA, 409: ErrorA },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const location = request.privateLocation;
-        await recordAgent(ctx.db, location.id, request.body);
+        if (!(await recordAgent(ctx.db, location.id, request.body))) {
+          return sendErrorA(reply, 409, 'This agentId is registered at another private location; choose a new one');
+        }
         request.log.info({ agentId: request.body.agentId, location: location.slug_name }, 'agent said hello');
         return {
           privateLocation: { id: location.id, slugName: location.slug_name, name: location.name },
@@ -184,9 +192,10 @@ export const agentRoutes =
           const id = randomUUID();
           try {
             const stored = await storeArtifact(
-              request.body as Readable,
+              // No content type and no length: Fastify parses nothing and leaves no stream.
+              (request.body as Readable | undefined) ?? Readable.from([]),
               join(ctx.artifactsDir, jobId),
-              `${id}-${name}`,
+              name,
               MAX_ARTIFACT_BYTES,
             );
             await ctx.db.query(

@@ -108,7 +108,8 @@ export async function releaseJob(
   agentId: string,
 ): Promise<boolean> {
   const rows = await db.query(
-    `UPDATE jobs SET state = 'queued', agent_id = NULL, lease_expires_at = NULL
+    // Queued anew from now: a long job released late must not look unclaimed for hours.
+    `UPDATE jobs SET state = 'queued', agent_id = NULL, lease_expires_at = NULL, scheduled_at = now()
      WHERE id = $1 AND private_location_id = $2 AND state = 'leased' AND agent_id = $3
      RETURNING id`,
     [jobId, privateLocationId, agentId],

@@ -113,14 +113,17 @@ export async function locationForKey(db: Queryable, rawKey: string): Promise<Pri
   return rows[0];
 }
 
-export async function recordAgent(db: Queryable, privateLocationId: string, hello: HelloRequest): Promise<void> {
-  await db.query(
+/** False when the agent id is already registered at another private location. */
+export async function recordAgent(db: Queryable, privateLocationId: string, hello: HelloRequest): Promise<boolean> {
+  const rows = await db.query(
     `INSERT INTO agents (id, private_location_id, hostname, version, mode, check_types, runtimes, capacity)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-     ON CONFLICT (id) DO UPDATE SET private_location_id = EXCLUDED.private_location_id,
+     ON CONFLICT (id) DO UPDATE SET
        hostname = EXCLUDED.hostname, version = EXCLUDED.version, mode = EXCLUDED.mode,
        check_types = EXCLUDED.check_types, runtimes = EXCLUDED.runtimes, capacity = EXCLUDED.capacity,
-       last_seen = now()`,
+       last_seen = now()
+     WHERE agents.private_location_id = EXCLUDED.private_location_id
+     RETURNING id`,
     [
       hello.agentId,
       privateLocationId,
@@ -132,6 +135,7 @@ export async function recordAgent(db: Queryable, privateLocationId: string, hell
       JSON.stringify(hello.capacity),
     ],
   );
+  return rows.length > 0;
 }
 
 export interface AgentRow {
