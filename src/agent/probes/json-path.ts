@@ -10,6 +10,6 @@ export function queryJsonPath(document: unknown, path: string): unknown {
   const trimmed = path.trim();
   if (trimmed === '' || trimmed === '$') return document;
   const absolute = trimmed.startsWith('$') ? trimmed : `$.${trimmed.replace(/^\./, '')}`;
-  const matches = JSONPath({ path: absolute, json: document as object, wrap: true, eval: 'safe' }) as unknown[];
+  const matches = JSONPath<unknown[]>({ path: absolute, json: document as object, wrap: true, eval: 'safe' });
   return matches.length > 0 ? matches[0] : undefined;
 }
