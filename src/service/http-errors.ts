@@ -45,7 +45,7 @@ function describe(error: AjvError): string {
  * A union of literals fails every branch; ajv then reports one `const` error
  * per branch plus an `anyOf`. Users want one line: "must be one of …".
  */
-function collapse(errors: readonly AjvError[]): Record<string, string> {
+export function collapse(errors: readonly AjvError[]): Record<string, string> {
   const byField = new Map<string, AjvError[]>();
   for (const error of errors) {
     const name = fieldName(error);

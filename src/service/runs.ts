@@ -1,6 +1,6 @@
 import type { RunSource } from '../protocol/enums.js';
 import type { ServiceContext } from './context.js';
-import { jobSpecBuilders } from './job-settings.js';
+import { checkTypeDefinition } from './check-types/index.js';
 import type { CheckRow } from './store/checks.js';
 import { privateLocationIdsBySlug } from './store/private-locations.js';
 import { startSession, type SessionRow } from './store/sessions.js';
@@ -13,13 +13,13 @@ export type RunStart = { session: SessionRow } | { refused: string };
  * private location has nowhere to run and is refused.
  */
 export async function startRun(ctx: ServiceContext, check: CheckRow, runSource: RunSource): Promise<RunStart> {
-  const builder = jobSpecBuilders[check.check_type];
-  if (!builder) return { refused: `checks of type ${check.check_type} cannot be run by this service yet` };
+  const type = checkTypeDefinition(check.check_type);
+  if (!type) return { refused: `checks of type ${check.check_type} cannot be run by this service yet` };
   const locations = await privateLocationIdsBySlug(ctx.db, check.account_id, check.private_locations);
   if (locations.size === 0) {
     return { refused: `check ${check.id} is assigned to no existing private location` };
   }
-  const spec = builder(check.definition as Parameters<typeof builder>[0]);
+  const spec = type.jobSpec(check.definition);
   const session = await ctx.db.transaction((tx) => startSession(tx, check, runSource, locations, spec));
   for (const locationId of new Set(locations.values())) ctx.events.emit('jobsQueued', locationId);
   return { session };

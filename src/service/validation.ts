@@ -18,3 +18,11 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
   const ajv = httpPart === 'body' ? bodyAjv : textAjv;
   return ajv.compile(schema);
 };
+
+/**
+ * Validates a value the route assembled itself (an update merged over the
+ * stored check) exactly as a request body would be, defaults included.
+ */
+export function compileBodyValidator(schema: object) {
+  return bodyAjv.compile(schema);
+}

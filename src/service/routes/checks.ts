@@ -1,18 +1,21 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { checkTypes, type CheckDefinition, type CheckTypeDefinition } from '../check-types/index.js';
 import type { ServiceContext } from '../context.js';
-import { sendErrorA, sendErrorB } from '../http-errors.js';
-import { CheckResponseSchema, UrlCheckCreateSchema } from '../schemas/url-check.js';
+import { collapse, sendErrorA, sendErrorB } from '../http-errors.js';
+import { CheckResponseSchema, type CheckResponse } from '../schemas/check-response.js';
 import { ErrorA, ErrorB, Pagination } from '../schemas/common.js';
-import { createCheck, getCheck, listChecks, type CheckDefinition, type CheckRow } from '../store/checks.js';
+import { createCheck, deleteCheck, getCheck, listChecks, updateCheck, type CheckRow } from '../store/checks.js';
 import { privateLocationIdsBySlug } from '../store/private-locations.js';
+import { compileBodyValidator } from '../validation.js';
+import type { Queryable } from '../db/database.js';
 
 const tags = ['Checks'];
-const CreateQuery = Type.Object({ autoAssignAlerts: Type.Optional(Type.Boolean({ default: true })) });
+const AutoAssign = Type.Object({ autoAssignAlerts: Type.Optional(Type.Boolean({ default: true })) });
+const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
 
-export function checkResponse(row: CheckRow): Type.Static<typeof CheckResponseSchema> {
+export function checkResponse(row: CheckRow): CheckResponse {
   return {
-    locations: [],
     ...row.definition,
     id: row.id,
     checkType: row.check_type,
@@ -28,43 +31,91 @@ export function checkResponse(row: CheckRow): Type.Static<typeof CheckResponseSc
   };
 }
 
+type Verdict = { definition: CheckDefinition } | { message: string; attributes: Record<string, string> };
+
+/**
+ * Everything a definition must satisfy beyond its own fields: rules across
+ * fields, and private locations that exist in this account.
+ */
+async function judge(db: Queryable, accountId: string, type: CheckTypeDefinition, definition: CheckDefinition): Promise<Verdict> {
+  const attributes: Record<string, string> = { ...type.crossFieldProblems(definition) };
+  const known = await privateLocationIdsBySlug(db, accountId, definition.privateLocations);
+  const unknown = definition.privateLocations.filter((slug) => !known.has(slug));
+  if (unknown.length > 0) attributes.privateLocations = `unknown private location: ${unknown.join(', ')}`;
+  if (Object.keys(attributes).length === 0) return { definition };
+  const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
+  return { message: `Invalid body: ${list.join('; ')}`, attributes };
+}
+
 export const checkRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
   async (app) => {
-    app.post(
-      '/v1/checks/url',
-      {
-        schema: {
-          tags,
-          summary: 'Create a URL monitor',
-          querystring: CreateQuery,
-          body: UrlCheckCreateSchema,
-          response: { 201: CheckResponseSchema, 400: ErrorB },
+    for (const type of checkTypes) {
+      const validateMerged = compileBodyValidator(type.createSchema);
+
+      app.post(
+        `/v1/checks/${type.path}`,
+        {
+          schema: {
+            tags,
+            summary: `Create a ${type.checkType} check`,
+            description: type.summary,
+            querystring: AutoAssign,
+            body: type.createSchema,
+            response: { 201: CheckResponseSchema, 400: ErrorB },
+          },
         },
-      },
-      async (request, reply) => {
-        // ajv has filled every default in, so the optional fields are all present.
-        const body = request.body as Required<typeof request.body>;
-        const attributes: Record<string, string> = {};
-        if (body.degradedResponseTime > body.maxResponseTime) {
-          attributes.degradedResponseTime = 'must not be greater than maxResponseTime';
-        }
-        const known = await privateLocationIdsBySlug(ctx.db, request.accountId, body.privateLocations);
-        const unknown = body.privateLocations.filter((slug) => !known.has(slug));
-        if (unknown.length > 0) attributes.privateLocations = `unknown private location: ${unknown.join(', ')}`;
-        if (Object.keys(attributes).length > 0) {
-          const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
-          return sendErrorB(reply, 400, `Invalid body: ${list.join('; ')}`, attributes);
-        }
-        const definition: CheckDefinition = { ...body, checkType: 'URL' };
-        const row = await createCheck(ctx.db, request.accountId, 'URL', definition);
-        return reply.code(201).send(checkResponse(row));
-      },
-    );
+        async (request, reply) => {
+          // ajv has filled every default in.
+          const body = { ...(request.body as unknown as CheckDefinition), checkType: type.checkType };
+          const verdict = await judge(ctx.db, request.accountId, type, body);
+          if (!('definition' in verdict)) return sendErrorB(reply, 400, verdict.message, verdict.attributes);
+          const row = await createCheck(ctx.db, request.accountId, type.checkType, verdict.definition);
+          return reply.code(201).send(checkResponse(row));
+        },
+      );
+
+      app.put(
+        `/v1/checks/${type.path}/:id`,
+        {
+          schema: {
+            tags,
+            summary: `Update a ${type.checkType} check`,
+            description: 'Fields left out keep their stored values; `request` is merged field by field.',
+            querystring: AutoAssign,
+            params: IdParams,
+            body: type.updateSchema,
+            response: { 200: CheckResponseSchema, 400: ErrorB, 404: ErrorA },
+          },
+        },
+        async (request, reply) => {
+          const stored = await getCheck(ctx.db, request.accountId, request.params.id);
+          if (!stored || stored.check_type !== type.checkType) {
+            return sendErrorA(reply, 404, `${type.checkType} check not found`);
+          }
+          const changes = request.body as Partial<CheckDefinition>;
+          const merged: Record<string, unknown> = {
+            ...stored.definition,
+            ...changes,
+            request: { ...stored.definition.request, ...changes.request },
+          };
+          // The whole check is validated again: a change may break a rule across fields.
+          if (!validateMerged(merged)) {
+            const attributes = collapse(validateMerged.errors ?? []);
+            const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
+            return sendErrorB(reply, 400, `Invalid body: ${list.join('; ')}`, attributes);
+          }
+          const verdict = await judge(ctx.db, request.accountId, type, merged as CheckDefinition);
+          if (!('definition' in verdict)) return sendErrorB(reply, 400, verdict.message, verdict.attributes);
+          const row = await updateCheck(ctx.db, request.accountId, stored.id, verdict.definition);
+          return row ? checkResponse(row) : sendErrorA(reply, 404, `${type.checkType} check not found`);
+        },
+      );
+    }
 
     app.get(
       '/v1/checks',
-      { schema: { tags, querystring: Pagination, response: { 200: Type.Array(CheckResponseSchema) } } },
+      { schema: { tags, summary: 'List checks', querystring: Pagination, response: { 200: Type.Array(CheckResponseSchema) } } },
       async (request) => {
         const rows = await listChecks(ctx.db, request.accountId, {
           limit: request.query.limit ?? 10,
@@ -76,16 +127,27 @@ export const checkRoutes =
 
     app.get(
       '/v1/checks/:id',
-      {
-        schema: {
-          tags,
-          params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
-          response: { 200: CheckResponseSchema, 404: ErrorA },
-        },
-      },
+      { schema: { tags, summary: 'Retrieve a check', params: IdParams, response: { 200: CheckResponseSchema, 404: ErrorA } } },
       async (request, reply) => {
         const row = await getCheck(ctx.db, request.accountId, request.params.id);
         return row ? checkResponse(row) : sendErrorA(reply, 404, 'Check not found');
+      },
+    );
+
+    app.delete(
+      '/v1/checks/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Delete a check, with its sessions and results',
+          params: IdParams,
+          response: { 204: Type.Null(), 404: ErrorB },
+        },
+      },
+      async (request, reply) => {
+        const deleted = await deleteCheck(ctx.db, request.accountId, request.params.id);
+        if (!deleted) return sendErrorB(reply, 404, 'Check not found', { id: 'not found' });
+        return reply.code(204).send(null);
       },
     );
   };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 import type { CheckType } from '../../protocol/enums.js';
+import type { CheckDefinition } from '../check-types/index.js';
 
 export interface CheckRow {
   id: string;
@@ -12,22 +13,12 @@ export interface CheckRow {
   frequency: number;
   tags: string[];
   private_locations: string[];
-  definition: Record<string, unknown>;
+  definition: CheckDefinition;
   next_run_at: Date | null;
   created_at: Date;
   updated_at: Date | null;
 }
 
-/** The stored definition is the validated request body with its defaults filled in. */
-export interface CheckDefinition {
-  name: string;
-  activated: boolean;
-  muted: boolean;
-  frequency: number;
-  tags: string[];
-  privateLocations: string[];
-  [field: string]: unknown;
-}
 
 export async function createCheck(
   db: Queryable,
@@ -102,4 +93,45 @@ export async function claimDueChecks(db: Queryable, limit = 200): Promise<CheckR
      RETURNING c.*`,
     [limit],
   );
+}
+
+/**
+ * Replaces a check's definition. A check switched on runs at once; one
+ * switched off is taken out of the schedule; a shorter frequency takes effect
+ * from now rather than after the old, longer wait.
+ */
+export async function updateCheck(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  definition: CheckDefinition,
+): Promise<CheckRow | undefined> {
+  const rows = await db.query<CheckRow>(
+    `UPDATE checks SET name = $3, activated = $4, muted = $5, frequency = $6, tags = $7, private_locations = $8,
+       definition = $9, updated_at = now(),
+       next_run_at = CASE
+         WHEN NOT $4 THEN NULL
+         WHEN next_run_at IS NULL THEN now()
+         ELSE LEAST(next_run_at, now() + make_interval(mins => $6)) END
+     WHERE account_id = $1 AND id = $2
+     RETURNING *`,
+    [
+      accountId,
+      id,
+      definition.name,
+      definition.activated,
+      definition.muted,
+      definition.frequency,
+      JSON.stringify(definition.tags),
+      JSON.stringify(definition.privateLocations),
+      JSON.stringify(definition),
+    ],
+  );
+  return rows[0];
+}
+
+/** Deletes a check with its sessions, results and queued jobs. */
+export async function deleteCheck(db: Queryable, accountId: string, id: string): Promise<boolean> {
+  const rows = await db.query('DELETE FROM checks WHERE account_id = $1 AND id = $2 RETURNING id', [accountId, id]);
+  return rows.length > 0;
 }

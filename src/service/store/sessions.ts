@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 import type { RunSource, SessionStatus } from '../../protocol/enums.js';
 import { FINAL_STATUSES, sessionStatus, type ResultFlags } from '../session-status.js';
-import type { JobSpec } from '../job-settings.js';
+import type { JobSpec } from '../check-types/index.js';
 import type { CheckRow } from './checks.js';
 
 export interface SessionRow {

@@ -1,0 +1,99 @@
+import Type, { type TObject, type TSchema } from 'typebox';
+import type { CheckType } from '../../protocol/enums.js';
+import { frequencySchema, LocationSchema } from '../schemas/common.js';
+
+/** Fields every check type shares. */
+export const CheckCommonFields = {
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  activated: Type.Optional(Type.Boolean({ default: true })),
+  muted: Type.Optional(Type.Boolean({ default: false })),
+  shouldFail: Type.Optional(Type.Boolean({ default: false, description: 'Invert the failure criterion' })),
+  locations: Type.Optional(Type.Array(LocationSchema, { uniqueItems: true, default: [] })),
+  privateLocations: Type.Optional(Type.Array(Type.String({ maxLength: 50 }), { uniqueItems: true, default: [] })),
+  tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50, default: [] })),
+  frequency: Type.Optional(frequencySchema(10)),
+  description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+  runParallel: Type.Optional(Type.Boolean({ default: false })),
+};
+
+/** A check definition after validation: every default filled in. */
+export interface CheckDefinition {
+  name: string;
+  activated: boolean;
+  muted: boolean;
+  shouldFail: boolean;
+  locations: string[];
+  privateLocations: string[];
+  tags: string[];
+  frequency: number;
+  request: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+export interface JobSpec {
+  /** Exactly what the agent's probe or runner needs; nothing of the account. */
+  settings: Record<string, unknown>;
+  timeoutSeconds: number;
+  runtimeId: string | null;
+}
+
+/** One uptime check type as the API and the scheduler see it. */
+export interface CheckTypeDefinition {
+  checkType: CheckType;
+  /** Path segment in /v1/checks/{path}. */
+  path: string;
+  summary: string;
+  createSchema: TObject;
+  updateSchema: TObject;
+  /** Rules that span fields, after defaults: field → problem. */
+  crossFieldProblems(definition: CheckDefinition): Record<string, string>;
+  /** What the agent gets for one run, and how long the run may take. */
+  jobSpec(definition: CheckDefinition): JobSpec;
+}
+
+/**
+ * The body of a create: the shared fields, the type's request, its thresholds.
+ * `thresholds` come from the protocol's settings schema, so the service
+ * accepts exactly what the agent's probe will accept.
+ */
+export function createSchemaFor(checkType: CheckType, request: TObject, thresholds: Record<string, TSchema>): TObject {
+  return Type.Object({
+    ...CheckCommonFields,
+    checkType: Type.Optional(Type.Literal(checkType)),
+    request,
+    ...thresholds,
+  });
+}
+
+/**
+ * An update names only what changes: every field optional, `request` too, and
+ * no defaults, so a field left out keeps its stored value instead of resetting.
+ */
+export function updateSchemaFor(create: TObject): TObject {
+  const properties: Record<string, TSchema> = {};
+  for (const [name, schema] of Object.entries(create.properties)) {
+    const plain = withoutDefaults(schema);
+    properties[name] =
+      name === 'request' ? Type.Optional(Type.Partial(plain as TObject)) : Type.Optional(plain);
+  }
+  return Type.Object(properties, { minProperties: 1 });
+}
+
+function withoutDefaults<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map((item: unknown) => withoutDefaults(item)) as T;
+  if (schema === null || typeof schema !== 'object') return schema;
+  const copy: Record<string | symbol, unknown> = {};
+  for (const key of Reflect.ownKeys(schema)) {
+    if (key === 'default') continue;
+    copy[key] = withoutDefaults((schema as Record<string | symbol, unknown>)[key]);
+  }
+  return copy as T;
+}
+
+export function thresholdProblems(
+  definition: CheckDefinition,
+  degraded: string,
+  max: string,
+): Record<string, string> {
+  return Number(definition[degraded]) > Number(definition[max]) ? { [degraded]: `must not be greater than ${max}` } : {};
+}
