@@ -76,6 +76,8 @@ export const ReleaseRequestSchema = Type.Object({
 
 const Ms = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
 export const TimingsSchema = Type.Object({
+  /** Time in none of the phases below: socket set-up, gaps between redirect hops. */
+  wait: Type.Optional(Ms),
   dns: Ms,
   tcp: Ms,
   tls: Ms,

@@ -7,6 +7,7 @@ import { agentAuth, userAuth } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { errorHandler, sendErrorA } from './http-errors.js';
 import { agentRoutes } from './routes/agent.js';
+import { analyticsRoutes } from './routes/analytics.js';
 import { checkSessionRoutes } from './routes/check-sessions.js';
 import { checkRoutes } from './routes/checks.js';
 import { privateLocationRoutes } from './routes/private-locations.js';
@@ -71,6 +72,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(privateLocationRoutes(ctx));
     await user.register(checkRoutes(ctx));
     await user.register(checkSessionRoutes(ctx));
+    await user.register(analyticsRoutes(ctx));
   });
 
   await app.register(async (agent) => {

@@ -330,16 +330,20 @@ function asTimeout(reason: unknown): ResultError {
   return new ProbeTimeoutError(reason instanceof Error ? reason.message : String(reason)).toJSON();
 }
 
-/** Phases are summed over redirect hops; total is wall-clock, gaps between hops included. */
+/**
+ * Phases are summed over redirect hops; total is wall-clock, gaps between hops
+ * included, and wait is what total holds beyond the phases.
+ */
 function sumTimings(hops: Hop[], elapsed: number): Timings {
-  return {
+  const phases = {
     dns: sum(hops.map((hop) => hop.phases.dns)),
     tcp: sum(hops.map((hop) => hop.phases.tcp)),
     tls: sum(hops.map((hop) => hop.phases.tls)),
     firstByte: sum(hops.map((hop) => hop.firstByte)),
     download: sum(hops.map((hop) => hop.download)),
-    total: round(elapsed),
   };
+  const accounted = Object.values(phases).reduce<number>((total, value) => total + (value ?? 0), 0);
+  return { wait: round(Math.max(0, elapsed - accounted)), ...phases, total: round(elapsed) };
 }
 
 function sum(values: (number | null)[]): number | null {

@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectErrorA, expectErrorB } from '../support/agent-protocol.js';
+import { DB_KINDS } from '../support/databases.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+interface Sample {
+  location: string;
+  startedAt: Date;
+  responseTime: number;
+  statusCode: number;
+  failed: boolean;
+  attempt: number;
+  timings: { wait: number; dns: number; tcp: number; firstByte: number; download: number };
+}
+
+// Values computed here, independently of the service's SQL.
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const percentile = (xs: number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const position = p * (sorted.length - 1);
+  const lower = Math.floor(position);
+  const upper = Math.ceil(position);
+  return sorted[lower]! + (sorted[upper]! - sorted[lower]!) * (position - lower);
+};
+const stddev = (xs: number[]) => {
+  const m = mean(xs);
+  return Math.sqrt(xs.reduce((total, x) => total + (x - m) ** 2, 0) / (xs.length - 1));
+};
+const availability = (samples: Sample[]) => (100 * samples.filter((s) => !s.failed).length) / samples.length;
+
+/** A deterministic spread of results over six hours, two locations, some failures and retries. */
+function makeSamples(from: Date): Sample[] {
+  const samples: Sample[] = [];
+  for (let i = 0; i < 36; i += 1) {
+    const location = i % 3 === 0 ? 'branch' : 'office';
+    const responseTime = 20 + ((i * 37) % 101) + (i % 7) * 0.25;
+    const failed = i % 5 === 0;
+    samples.push({
+      location,
+      startedAt: new Date(from.getTime() + i * 10 * 60_000 + 1000),
+      responseTime,
+      statusCode: failed ? 500 : 200,
+      failed,
+      attempt: i % 9 === 0 ? 2 : 1,
+      timings: {
+        wait: 0.5 + (i % 4) * 0.1,
+        dns: 1 + (i % 3),
+        tcp: 2 + (i % 5) * 0.5,
+        firstByte: responseTime / 2,
+        download: responseTime / 4,
+      },
+    });
+  }
+  return samples;
+}
+
+describe.each(DB_KINDS)('URL monitor analytics (%s)', (kind) => {
+  let service: TestService;
+  let checkId: string;
+  let samples: Sample[];
+  const from = new Date(Date.UTC(2026, 10, 2, 0, 0, 0));
+  const to = new Date(from.getTime() + 6 * 3600_000);
+
+  beforeAll(async () => {
+    service = await startTestService(kind);
+    const office = await service.privateLocation('office');
+    await service.privateLocation('branch');
+    const created = await service.api('POST', '/v1/checks/url', {
+      name: 'analytics target',
+      activated: false,
+      tags: ['team-a'],
+      privateLocations: [office.slugName],
+      request: { url: 'https://intranet.test/' },
+    });
+    checkId = created.body.id;
+    samples = makeSamples(from);
+    const db = service.service.db;
+    const [location] = await db.query<{ id: string }>('SELECT id FROM private_locations WHERE slug_name = $1', ['office']);
+    // Results are written as an agent's report would leave them; this tests the SQL, not the protocol.
+    for (const sample of samples) {
+      const sessionId = randomUUID();
+      const jobId = randomUUID();
+      await db.query(
+        `INSERT INTO check_sessions (id, account_id, check_id, check_type, name, status, run_source, run_locations, started_at, stopped_at)
+         VALUES ($1, $2, $3, 'URL', 'analytics target', $4, 'SCHEDULER', $5, $6, $6)`,
+        [sessionId, service.accountId, checkId, sample.failed ? 'FAILED' : 'PASSED', JSON.stringify([sample.location]), sample.startedAt],
+      );
+      await db.query(
+        `INSERT INTO jobs (id, session_id, account_id, check_id, private_location_id, run_location, check_type, state,
+                           attempt, timeout_seconds, payload)
+         VALUES ($1, $2, $3, $4, $5, $6, 'URL', 'done', $7, 10, '{}')`,
+        [jobId, sessionId, service.accountId, checkId, location!.id, sample.location, sample.attempt],
+      );
+      await db.query(
+        `INSERT INTO check_results (id, session_id, job_id, account_id, check_id, check_type, name, run_location,
+            has_errors, has_failures, is_degraded, aborted, is_cancelled, response_time, status_code, timings,
+            attempt, started_at, stopped_at)
+         VALUES ($1, $2, $3, $4, $5, 'URL', 'analytics target', $6, false, $7, false, false, false, $8, $9, $10, $11, $12, $12)`,
+        [
+          randomUUID(),
+          sessionId,
+          jobId,
+          service.accountId,
+          checkId,
+          sample.location,
+          sample.failed,
+          sample.responseTime,
+          sample.statusCode,
+          JSON.stringify({ ...sample.timings, tls: null, total: sample.responseTime }),
+          sample.attempt,
+          sample.startedAt,
+        ],
+      );
+    }
+  });
+  afterAll(() => service?.close());
+
+  const analytics = (query: string) =>
+    service.api('GET', `/v1/analytics/url-monitors/${checkId}?from=${from.getTime() / 1000}&to=${to.getTime() / 1000}&${query}`);
+
+  it('computes every aggregate of responseTime over the window, as the test computes it', async () => {
+    const suffixes = ['avg', 'max', 'min', 'median', 'p50', 'p90', 'p95', 'p99', 'stddev', 'sum'];
+    const answer = await analytics(`metrics=${suffixes.map((s) => `responseTime_${s}`).join(',')},responseTime,availability,retries`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      checkId,
+      name: 'analytics target',
+      checkType: 'URL',
+      activated: false,
+      muted: false,
+      frequency: 10,
+      tags: ['team-a'],
+      from: from.toISOString(),
+      to: to.toISOString(),
+      pagination: { page: 1, limit: 10 },
+    });
+    expect(answer.body.series).toHaveLength(1);
+    const [point] = answer.body.series[0].data;
+    const times = samples.map((s) => s.responseTime);
+    const expected: Record<string, number> = {
+      responseTime: mean(times),
+      responseTime_avg: mean(times),
+      responseTime_max: Math.max(...times),
+      responseTime_min: Math.min(...times),
+      responseTime_median: percentile(times, 0.5),
+      responseTime_p50: percentile(times, 0.5),
+      responseTime_p90: percentile(times, 0.9),
+      responseTime_p95: percentile(times, 0.95),
+      responseTime_p99: percentile(times, 0.99),
+      responseTime_stddev: stddev(times),
+      responseTime_sum: times.reduce((a, b) => a + b, 0),
+      availability: availability(samples),
+      retries: samples.filter((s) => s.attempt > 1).length,
+    };
+    for (const [name, value] of Object.entries(expected)) expect(point[name], name).toBeCloseTo(value, 6);
+    expect(answer.body.metadata.responseTime_p90).toEqual({ label: 'Response time (p90)' });
+    expect(answer.body.metadata.availability.label).toContain('Availability');
+  });
+
+  it('computes the timing phases from the stored timings', async () => {
+    const answer = await analytics('metrics=wait_avg,dns_max,tcp_p95,firstByte_min,download_sum');
+    const [point] = answer.body.series[0].data;
+    expect(point.wait_avg).toBeCloseTo(mean(samples.map((s) => s.timings.wait)), 6);
+    expect(point.dns_max).toBeCloseTo(Math.max(...samples.map((s) => s.timings.dns)), 6);
+    expect(point.tcp_p95).toBeCloseTo(percentile(samples.map((s) => s.timings.tcp), 0.95), 6);
+    expect(point.firstByte_min).toBeCloseTo(Math.min(...samples.map((s) => s.timings.firstByte)), 6);
+    expect(point.download_sum).toBeCloseTo(samples.reduce((a, s) => a + s.timings.download, 0), 6);
+  });
+
+  it('buckets by aggregationInterval from the window start, and pages through the buckets', async () => {
+    const answer = await analytics('metrics=responseTime_avg,availability&aggregationInterval=60&limit=4');
+    const data = answer.body.series[0].data;
+    expect(data).toHaveLength(4);
+    for (const [index, point] of data.entries()) {
+      const start = from.getTime() + index * 3600_000;
+      const inBucket = samples.filter((s) => s.startedAt.getTime() >= start && s.startedAt.getTime() < start + 3600_000);
+      expect(point.timestamp).toBe(new Date(start).toISOString());
+      expect(point.responseTime_avg).toBeCloseTo(mean(inBucket.map((s) => s.responseTime)), 6);
+      expect(point.availability).toBeCloseTo(availability(inBucket), 6);
+    }
+    const second = await analytics('metrics=responseTime_avg&aggregationInterval=60&limit=4&page=2');
+    expect(second.body.series[0].data.map((p: any) => p.timestamp)).toEqual([
+      new Date(from.getTime() + 4 * 3600_000).toISOString(),
+      new Date(from.getTime() + 5 * 3600_000).toISOString(),
+    ]);
+    expect(second.body.pagination).toEqual({ page: 2, limit: 4 });
+  });
+
+  it('groups by run location and by status code', async () => {
+    const byLocation = await analytics('metrics=responseTime_max,availability&groupBy=runLocation');
+    const locations = Object.fromEntries(byLocation.body.series.map((s: any) => [s.runLocation, s.data[0]]));
+    for (const location of ['office', 'branch']) {
+      const mine = samples.filter((s) => s.location === location);
+      expect(locations[location].responseTime_max).toBeCloseTo(Math.max(...mine.map((s) => s.responseTime)), 6);
+      expect(locations[location].availability).toBeCloseTo(availability(mine), 6);
+    }
+    const byStatus = await analytics('metrics=responseTime_avg&groupBy=statusCode');
+    const codes = Object.fromEntries(byStatus.body.series.map((s: any) => [s.statusCode, s.data[0]]));
+    expect(Object.keys(codes).sort()).toEqual(['200', '500']);
+    expect(codes[500].responseTime_avg).toBeCloseTo(mean(samples.filter((s) => s.failed).map((s) => s.responseTime)), 6);
+  });
+
+  it('filters by status', async () => {
+    const failures = await analytics('metrics=availability,responseTime_min&filterByStatus=failure');
+    expect(failures.body.series[0].data[0].availability).toBe(0);
+    expect(failures.body.series[0].data[0].responseTime_min).toBeCloseTo(
+      Math.min(...samples.filter((s) => s.failed).map((s) => s.responseTime)),
+      6,
+    );
+    const both = await analytics('metrics=availability&filterByStatus=success,failure');
+    expect(both.body.series[0].data[0].availability).toBeCloseTo(availability(samples), 6);
+  });
+
+  it('answers an empty series list for a window with no results, and uses quickRange by default', async () => {
+    const answer = await service.api('GET', `/v1/analytics/url-monitors/${checkId}?metrics=availability`);
+    expect(answer.status).toBe(200);
+    expect(answer.body.series).toEqual([]);
+    const span = Date.parse(answer.body.to) - Date.parse(answer.body.from);
+    expect(span).toBe(86_400_000);
+  });
+
+  it('refuses bad queries naming the parameter, and other checks with 404', async () => {
+    const base = `/v1/analytics/url-monitors/${checkId}`;
+    expectErrorB(await service.api('GET', base), ['metrics']);
+    expectErrorB(await service.api('GET', `${base}?metrics=responseTime_p42`), ['metrics']);
+    expectErrorB(await service.api('GET', `${base}?metrics=availability&aggregationInterval=0`), ['aggregationInterval']);
+    expectErrorB(await service.api('GET', `${base}?metrics=availability&aggregationInterval=43201`), ['aggregationInterval']);
+    expectErrorB(await service.api('GET', `${base}?metrics=availability&quickRange=yesterday`), ['quickRange']);
+    expectErrorB(await service.api('GET', `${base}?metrics=availability&groupBy=agent`), ['groupBy']);
+    expectErrorB(await service.api('GET', `${base}?metrics=availability&filterByStatus=degraded`), ['filterByStatus']);
+    expectErrorB(await service.api('GET', `${base}?metrics=availability&from=soon`), ['from']);
+    expectErrorB(await service.api('GET', `${base}?metrics=availability&from=2000&to=1000`), ['from']);
+    expectErrorB(await service.api('GET', `${base}?metrics=availability&limit=101`), ['limit']);
+    expectErrorA(await service.api('GET', `/v1/analytics/url-monitors/${randomUUID()}?metrics=availability`), 404, 'Not Found');
+    const tcp = await service.api('POST', '/v1/checks/tcp', { name: 't', request: { hostname: 'a.test', port: 1 } });
+    expectErrorA(await service.api('GET', `/v1/analytics/url-monitors/${tcp.body.id}?metrics=availability`), 404, 'Not Found');
+  });
+});
