@@ -1,4 +1,4 @@
-import { makeValidator } from 'envalid';
+import { bool, makeValidator } from 'envalid';
 import { describeEnv, httpUrl, integer, parseEnv, pattern, upperChoice } from '../config/env.js';
 import { Secret } from '../config/secret.js';
 import { LOG_LEVELS, type LogLevel } from '../logging.js';
@@ -28,6 +28,10 @@ export const agentEnvSpecs = {
   UPTIME_CONCURRENCY: integer(1, 1000)({ default: 100, desc: 'URL, TCP, DNS and ICMP probes run at once (1-1000)' }),
   AGENT_HEALTH_PORT: integer(0, 65535)({ default: 8081, desc: 'Port of /-/readiness, /-/liveness, /health, /metrics' }),
   LOG_LEVEL: upperChoice(LOG_LEVELS)({ default: 'INFO', desc: 'DEBUG, LOG, INFO, WARN or ERROR' }),
+  USE_OS_DNS_RESOLVER: bool({
+    default: false,
+    desc: 'true: TCP monitors resolve names through the OS resolver (getaddrinfo, /etc/hosts) instead of DNS',
+  }),
   SHUTDOWN_GRACE_SECONDS: integer(0, 3600)({
     default: 280,
     desc: 'On SIGTERM, how long running jobs may finish before they are released',
@@ -43,6 +47,7 @@ export interface AgentConfig {
   healthPort: number;
   logLevel: LogLevel;
   shutdownGraceMs: number;
+  useOsDnsResolver: boolean;
 }
 
 export function loadAgentConfig(env: Record<string, string | undefined> = process.env): AgentConfig {
@@ -56,6 +61,7 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     healthPort: parsed.AGENT_HEALTH_PORT,
     logLevel: parsed.LOG_LEVEL,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_SECONDS * 1000,
+    useOsDnsResolver: parsed.USE_OS_DNS_RESOLVER,
   };
 }
 

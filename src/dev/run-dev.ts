@@ -87,6 +87,7 @@ export async function runDev(
         logLevel,
         // Ctrl-C must bring everything down within a few seconds.
         shutdownGraceMs: 2000,
+        useOsDnsResolver: false,
       },
       { logger: createLogger({ level: logLevel, name: 'agent' }), healthHost: '127.0.0.1' },
     );

@@ -21,6 +21,7 @@ export async function startTestAgent(
       healthPort: 0,
       logLevel: 'DEBUG',
       shutdownGraceMs: 5000,
+      useOsDnsResolver: false,
       ...config,
       apiKey: new Secret(config.apiKey),
     },

@@ -27,6 +27,7 @@ describe('agent configuration', () => {
       healthPort: 8081,
       logLevel: 'INFO',
       shutdownGraceMs: 280_000,
+      useOsDnsResolver: false,
     });
     expect(config.apiKey.reveal()).toBe(KEY);
     expect(JSON.stringify(config)).not.toContain(KEY);
@@ -43,6 +44,7 @@ describe('agent configuration', () => {
       AGENT_HEALTH_PORT: '9000',
       LOG_LEVEL: 'debug',
       SHUTDOWN_GRACE_SECONDS: '30',
+      USE_OS_DNS_RESOLVER: 'true',
     });
     expect(config).toMatchObject({
       redisUrl: 'rediss://cache:6380/2',
@@ -51,6 +53,7 @@ describe('agent configuration', () => {
       healthPort: 9000,
       logLevel: 'DEBUG',
       shutdownGraceMs: 30_000,
+      useOsDnsResolver: true,
     });
   });
 
@@ -63,6 +66,7 @@ describe('agent configuration', () => {
       AGENT_HEALTH_PORT: 'http',
       LOG_LEVEL: 'LOUD',
       SHUTDOWN_GRACE_SECONDS: '-1',
+      USE_OS_DNS_RESOLVER: 'sometimes',
     });
     expect(error.code).toBe('CONFIG_INVALID');
     const lines = error.message.split('\n');
@@ -76,6 +80,7 @@ describe('agent configuration', () => {
       'AGENT_HEALTH_PORT',
       'LOG_LEVEL',
       'SHUTDOWN_GRACE_SECONDS',
+      'USE_OS_DNS_RESOLVER',
     ]) {
       expect(lines.some((line) => line.trim().startsWith(`${name} `)), name).toBe(true);
     }
