@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { startAgent } from './agent/agent.js';
 import { agentEnvHelp, loadAgentConfig } from './agent/config.js';
-import { runDev } from './dev/run-dev.js';
 import { ConfigError, RedisServerMissingError } from './errors/index.js';
 import { loadServiceConfig, serviceEnvHelp } from './service/config.js';
-import { startService } from './service/service.js';
 import { stopOnSignals } from './shutdown.js';
 import { VERSION } from './version.js';
+
+// Each command loads only its own half: the agent must not carry the service's
+// web framework and embedded PostgreSQL in its memory.
 
 /** Known, explained failures print their message alone; anything else keeps its stack. */
 function fail(error: unknown): never {
@@ -29,7 +29,9 @@ program
   .addHelpText('after', `\nEnvironment variables:\n${serviceEnvHelp()}\n`)
   .action(async () => {
     try {
-      const service = await startService(loadServiceConfig());
+      const config = loadServiceConfig();
+      const { startService } = await import('./service/service.js');
+      const service = await startService(config);
       stopOnSignals(() => service.close());
     } catch (error) {
       fail(error);
@@ -42,7 +44,9 @@ program
   .addHelpText('after', `\nEnvironment variables:\n${agentEnvHelp()}\n`)
   .action(async () => {
     try {
-      const agent = await startAgent(loadAgentConfig());
+      const config = loadAgentConfig();
+      const { startAgent } = await import('./agent/agent.js');
+      const agent = await startAgent(config);
       stopOnSignals(() => agent.stop());
     } catch (error) {
       fail(error);
@@ -59,6 +63,7 @@ program
   )
   .action(async () => {
     try {
+      const { runDev } = await import('./dev/run-dev.js');
       const dev = await runDev(process.env, (line) => console.log(line));
       stopOnSignals(async () => {
         console.log('stopping…');

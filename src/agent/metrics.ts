@@ -48,6 +48,12 @@ export class AgentMetrics {
     registers: [this.registry],
   });
 
+  readonly resultsPosted = new Counter({
+    name: 'outpost_results_posted_total',
+    help: 'Results the service accepted',
+    registers: [this.registry],
+  });
+
   readonly resultsFailed = new Counter({
     name: 'outpost_result_post_failures_total',
     help: 'Result posts that failed and were retried or dropped',

@@ -43,6 +43,7 @@ export class Reporter {
     for (;;) {
       try {
         await this.client.postResult(result);
+        this.metrics.resultsPosted.inc();
         return;
       } catch (error) {
         const code = errorCode(error) ?? 'UNKNOWN';

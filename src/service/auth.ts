@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from './db/database.js';
 import { sendErrorA } from './http-errors.js';
 import { accountForApiKey } from './store/accounts.js';
-import { locationForKey, type PrivateLocationRow } from './store/private-locations.js';
+import type { AgentKeys } from './agent-keys.js';
+import type { PrivateLocationRow } from './store/private-locations.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,14 +62,14 @@ export function userAuth(db: Database, options: UserAuthOptions = {}) {
 }
 
 /** `Authorization: Bearer pl_…`: the private location key an agent runs with. */
-export function agentAuth(db: Database) {
+export function agentAuth(keys: AgentKeys) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const key = bearer(request);
     if (!key) {
       await sendErrorA(reply, 401, 'Missing Authorization header: send "Authorization: Bearer <private location key>"');
       return;
     }
-    const location = key.startsWith('pl_') ? await locationForKey(db, key) : undefined;
+    const location = key.startsWith('pl_') ? await keys.locationFor(key) : undefined;
     if (!location) {
       await sendErrorA(reply, 401, 'Unknown or removed private location key');
       return;

@@ -1,10 +1,12 @@
 import type { Logger } from '../logging.js';
+import type { AgentKeys } from './agent-keys.js';
 import type { Database } from './db/database.js';
 import type { ServiceEvents } from './events.js';
 
 /** What every route and background task of the service shares. */
 export interface ServiceContext {
   db: Database;
+  agentKeys: AgentKeys;
   events: ServiceEvents;
   logger: Logger;
   /** Base address for links in records, without a trailing slash. */

@@ -76,7 +76,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
   });
 
   await app.register(async (agent) => {
-    agent.addHook('onRequest', agentAuth(ctx.db));
+    agent.addHook('onRequest', agentAuth(ctx.agentKeys));
     await agent.register(agentRoutes(ctx));
   });
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createLogger, type Logger } from '../logging.js';
+import { AgentKeys } from './agent-keys.js';
 import type { ServiceConfig } from './config.js';
 import type { ServiceContext } from './context.js';
 import type { Database } from './db/database.js';
@@ -41,6 +42,7 @@ export async function startService(config: ServiceConfig, options: ServiceOption
     const events = new ServiceEvents();
     const ctx: ServiceContext = {
       db,
+      agentKeys: new AgentKeys(db),
       events,
       logger,
       baseUrl: config.publicUrl ?? `http://localhost:${config.port}`,

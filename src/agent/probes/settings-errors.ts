@@ -8,10 +8,20 @@ import Value from 'typebox/value';
 export function describeSchemaErrors(schema: TSchema, value: unknown): string {
   // Unions report one error per member; fold them into one line per field.
   const byPath = new Map<string, { messages: Set<string>; allowed: Set<unknown> }>();
-  for (const error of Value.Errors(schema, value)) {
-    const path = toFieldPath(error.instancePath);
+  const entryFor = (path: string) => {
     const entry = byPath.get(path) ?? { messages: new Set<string>(), allowed: new Set<unknown>() };
     byPath.set(path, entry);
+    return entry;
+  };
+  for (const error of Value.Errors(schema, value)) {
+    if (error.keyword === 'required') {
+      // Named on the missing field itself ("request.port: is required"), not on its parent object.
+      for (const property of error.params.requiredProperties) {
+        entryFor(toFieldPath(`${error.instancePath}/${property}`)).messages.add('is required');
+      }
+      continue;
+    }
+    const entry = entryFor(toFieldPath(error.instancePath));
     if (error.keyword === 'const') entry.allowed.add(error.params.allowedValue);
     else if (error.keyword === 'enum') error.params.allowedValues.forEach((v) => entry.allowed.add(v));
     else if (error.keyword !== 'anyOf') entry.messages.add(error.message);

@@ -96,7 +96,10 @@ export const privateLocationRoutes =
       async (request, reply) => {
         const location = await getPrivateLocation(ctx.db, request.accountId, request.params.id);
         if (!location) return sendErrorA(reply, 404, 'Private location not found');
-        return reply.code(201).send(await createLocationKey(ctx.db, location.id));
+        const key = await createLocationKey(ctx.db, location.id);
+        // An agent that tried this key a moment early must not wait out a cached refusal.
+        ctx.agentKeys.forget();
+        return reply.code(201).send(key);
       },
     );
 
@@ -113,6 +116,7 @@ export const privateLocationRoutes =
         const location = await getPrivateLocation(ctx.db, request.accountId, request.params.id);
         const removed = location ? await deleteLocationKey(ctx.db, location.id, request.params.keyId) : false;
         if (!removed) return sendErrorB(reply, 404, 'Private location key not found', { keyId: 'not found' });
+        ctx.agentKeys.forget();
         return reply.code(204).send(null);
       },
     );

@@ -100,17 +100,26 @@ export async function deleteLocationKey(db: Queryable, privateLocationId: string
   return rows.length > 0;
 }
 
-/** The private location a raw agent key opens, recording its use; undefined when unknown or removed. */
-export async function locationForKey(db: Queryable, rawKey: string): Promise<PrivateLocationRow | undefined> {
-  const rows = await db.query<PrivateLocationRow>(
-    `WITH used AS (
-       UPDATE private_location_keys SET last_used_at = now() WHERE key_hash = $1 RETURNING private_location_id
-     )
-     UPDATE private_locations p SET last_seen = now() FROM used WHERE p.id = used.private_location_id
-     RETURNING p.*`,
-    [hashKey(rawKey)],
+/** The private location a key digest opens, and which key it is; undefined when unknown or removed. */
+export async function locationForKeyHash(
+  db: Queryable,
+  keyHash: string,
+): Promise<{ keyId: string; location: PrivateLocationRow } | undefined> {
+  const rows = await db.query<PrivateLocationRow & { key_id: string }>(
+    `SELECT p.*, k.id AS key_id FROM private_location_keys k
+     JOIN private_locations p ON p.id = k.private_location_id WHERE k.key_hash = $1`,
+    [keyHash],
   );
-  return rows[0];
+  const row = rows[0];
+  if (!row) return undefined;
+  const { key_id: keyId, ...location } = row;
+  return { keyId, location };
+}
+
+/** Records that a key was used and its location heard from. */
+export async function recordKeyUse(db: Queryable, keyId: string, privateLocationId: string): Promise<void> {
+  await db.query('UPDATE private_location_keys SET last_used_at = now() WHERE id = $1', [keyId]);
+  await db.query('UPDATE private_locations SET last_seen = now() WHERE id = $1', [privateLocationId]);
 }
 
 /** False when the agent id is already registered at another private location. */

@@ -1,0 +1,58 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+export interface Child {
+  process: ChildProcess;
+  /** Resolves with the first stdout line that `match` accepts. */
+  waitFor<T>(match: (line: string) => T | undefined, ms?: number): Promise<T>;
+  stop(): Promise<void>;
+}
+
+export function start(command: string, args: string[], env: Record<string, string | undefined>): Child {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines: string[] = [];
+  const waiters = new Set<(line: string) => void>();
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    lines.push(line);
+    for (const waiter of waiters) waiter(line);
+  });
+  return {
+    process: child,
+    waitFor<T>(match: (line: string) => T | undefined, ms = 30_000) {
+      return new Promise<T>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${command} ${args.join(' ')}: no expected line in ${ms} ms`)), ms);
+        const check = (line: string) => {
+          const value = match(line);
+          if (value === undefined) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve(value);
+        };
+        for (const line of lines) check(line);
+        waiters.add(check);
+      });
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Peak resident set of a process so far (VmHWM), in MB. */
+export function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+export function jsonLine<T>(line: string): T | undefined {
+  try {
+    return JSON.parse(line) as T;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * npm run bench: the uptime lane's throughput and timing accuracy, measured
+ * side by side in one run on this machine.
+ *
+ * 1. Bare loop: undici requests to a local target, a fresh connection each,
+ *    at the agent's concurrency, in this process.
+ * 2. Pipeline: the real service and the real agent (separate processes) on URL
+ *    monitors against the same target: claim → BullMQ → probe → result posted.
+ * 3. Timing error: the agent's reported responseTime against the target's own
+ *    measurement of requests it delays by a known amount.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { Client } from 'undici';
+import { jsonLine, peakRssMb, start, type Child } from './processes.js';
+
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 100);
+const BARE_REQUESTS = Number(process.env.BENCH_BARE_REQUESTS ?? 20_000);
+const PIPELINE_JOBS = Number(process.env.BENCH_PIPELINE_JOBS ?? 20_000);
+const TIMING_JOBS = Number(process.env.BENCH_TIMING_JOBS ?? 1000);
+const TIMING_DELAY_MS = 50;
+const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
+
+const accountId = randomUUID();
+const apiKey = `bench_${randomUUID()}`;
+const children: Child[] = [];
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+async function api<T>(base: string, method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      'x-service-account': accountId,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+async function bareLoop(origin: string): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < BARE_REQUESTS) {
+      next += 1;
+      const client = new Client(origin);
+      try {
+        const response = await client.request({ path: '/fast', method: 'GET' });
+        await response.body.dump();
+      } finally {
+        await client.close();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return BARE_REQUESTS / ((performance.now() - started) / 1000);
+}
+
+async function metric(healthUrl: string, name: string): Promise<number> {
+  const text = await (await fetch(`${healthUrl}/metrics`)).text();
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+async function until(condition: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 20));
+  }
+}
+
+/** Queues `count` runs: one session per check per trigger, at most 100 checks a call. */
+async function queueRuns(base: string, checkIds: string[], count: number): Promise<string[]> {
+  const sessions: string[] = [];
+  while (sessions.length < count) {
+    const batch = checkIds.slice(0, Math.min(100, count - sessions.length));
+    const answer = await api<{ sessions: { checkSessionId: string }[] }>(base, 'POST', '/v2/check-sessions/trigger', {
+      target: { checkId: batch },
+    });
+    sessions.push(...answer.sessions.map((session) => session.checkSessionId));
+  }
+  return sessions;
+}
+
+async function createChecks(base: string, slug: string, urls: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const url of urls) {
+    const check = await api<{ id: string }>(base, 'POST', '/v1/checks/url', {
+      name: `bench ${ids.length}`,
+      activated: false,
+      privateLocations: [slug],
+      request: { url },
+      degradedResponseTime: 3000,
+      maxResponseTime: 5000,
+    });
+    ids.push(check.id);
+  }
+  return ids;
+}
+
+async function startAgent(serviceUrl: string, key: string): Promise<{ child: Child; health: string }> {
+  const port = await freePort();
+  const child = start(process.execPath, [CLI, 'agent'], {
+    API_KEY: key,
+    API_URL: serviceUrl,
+    REDIS_URL: process.env.BENCH_REDIS_URL,
+    UPTIME_CONCURRENCY: String(CONCURRENCY),
+    AGENT_HEALTH_PORT: String(port),
+    LOG_LEVEL: 'WARN',
+    SHUTDOWN_GRACE_SECONDS: '5',
+  });
+  children.push(child);
+  const health = `http://127.0.0.1:${port}`;
+  await until(async () => (await fetch(`${health}/-/readiness`).catch(() => undefined))?.status === 200, 30_000, 'agent ready');
+  return { child, health };
+}
+
+const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+};
+
+async function main(): Promise<void> {
+  const target = start(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'target.ts')], {});
+  children.push(target);
+  const { port: targetPort } = await target.waitFor((line) => jsonLine<{ port: number }>(line));
+  const origin = `http://127.0.0.1:${targetPort}`;
+
+  console.log(`uptime benchmark: concurrency ${CONCURRENCY}, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`);
+  const bare = await bareLoop(origin);
+  console.log(`  bare undici loop      ${bare.toFixed(0)} requests/s (${BARE_REQUESTS} requests)`);
+
+  const servicePort = await freePort();
+  const service = start(process.execPath, [CLI, 'service'], {
+    PORT: String(servicePort),
+    HOST: '127.0.0.1',
+    BOOTSTRAP_ACCOUNT_ID: accountId,
+    BOOTSTRAP_API_KEY: apiKey,
+    LOG_LEVEL: 'INFO',
+  });
+  children.push(service);
+  await service.waitFor((line) => (line.includes('service listening') ? true : undefined));
+  const base = `http://127.0.0.1:${servicePort}`;
+  const location = await api<{ id: string; slugName: string }>(base, 'POST', '/v1/private-locations', {
+    name: 'Bench',
+    slugName: 'bench',
+  });
+  const { rawKey } = await api<{ rawKey: string }>(base, 'POST', `/v1/private-locations/${location.id}/keys`);
+
+  // Throughput: jobs queued first, then an agent drains them.
+  const fastChecks = await createChecks(base, location.slugName, Array.from({ length: 100 }, () => `${origin}/fast`));
+  await queueRuns(base, fastChecks, PIPELINE_JOBS);
+  const agent = await startAgent(base, rawKey);
+  const startedAt = performance.now();
+  await until(async () => (await metric(agent.health, 'outpost_results_posted_total')) >= PIPELINE_JOBS, 600_000, 'results');
+  const pipeline = PIPELINE_JOBS / ((performance.now() - startedAt) / 1000);
+  console.log(`  agent pipeline        ${pipeline.toFixed(0)} checks/s (${PIPELINE_JOBS} checks, claim → BullMQ → probe → result posted)`);
+  console.log(`  pipeline / bare       ${((pipeline / bare) * 100).toFixed(1)} %   (target ≥ 50 % and ≥ 1000 checks/s)`);
+
+  // Timing error: every run its own URL, so the target's record matches one result.
+  const ids = Array.from({ length: TIMING_JOBS }, () => randomUUID());
+  const delayedChecks = await createChecks(
+    base,
+    location.slugName,
+    ids.map((id) => `${origin}/delay?ms=${TIMING_DELAY_MS}&id=${id}`),
+  );
+  const sessions = await queueRunsOnce(base, delayedChecks);
+  await until(
+    async () => (await metric(agent.health, 'outpost_results_posted_total')) >= PIPELINE_JOBS + TIMING_JOBS,
+    600_000,
+    'timed results',
+  );
+  const handled = await (await fetch(`${origin}/stats`)).json() as Record<string, number>;
+  const errors: number[] = [];
+  for (const [index, sessionId] of sessions.entries()) {
+    const session = await api<{ results: { responseTime: number }[] }>(base, 'GET', `/v1/check-sessions/${sessionId}`);
+    const reference = handled[ids[index]!];
+    if (reference !== undefined && session.results[0]) errors.push(session.results[0].responseTime - reference);
+  }
+  console.log(
+    `  timing error          p50 ${quantile(errors, 0.5).toFixed(3)} ms, p99 ${quantile(errors, 0.99).toFixed(3)} ms ` +
+      `over ${errors.length} runs delayed ${TIMING_DELAY_MS} ms (target p50 ≤ 1, p99 ≤ 5)`,
+  );
+  console.log(`  agent peak RSS        ${peakRssMb(agent.child.process.pid!).toFixed(1)} MB (target ≤ 150)`);
+}
+
+async function queueRunsOnce(base: string, checkIds: string[]): Promise<string[]> {
+  const sessions: string[] = [];
+  for (let index = 0; index < checkIds.length; index += 100) {
+    const answer = await api<{ sessions: { checkSessionId: string; checkId: string }[] }>(
+      base,
+      'POST',
+      '/v2/check-sessions/trigger',
+      { target: { checkId: checkIds.slice(index, index + 100) } },
+    );
+    // Keep the sessions in the order of checkIds, so index i belongs to ids[i].
+    const byCheck = new Map(answer.sessions.map((session) => [session.checkId, session.checkSessionId]));
+    for (const checkId of checkIds.slice(index, index + 100)) sessions.push(byCheck.get(checkId)!);
+  }
+  return sessions;
+}
+
+try {
+  await main();
+} finally {
+  for (const child of children.reverse()) await child.stop();
+}
