@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EventEmitter, once } from 'node:events';
+import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { ConflictError } from '../errors/index.js';
@@ -119,9 +119,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     metrics,
     logger,
     freeCapacity: () => config.uptimeConcurrency - claimed.size,
-    capacityFreed: async (signal) => {
-      await Promise.race([once(capacity, 'freed', { signal }).catch(() => undefined), sleep(1000, signal)]);
-    },
+    capacityFreed: (signal) => waitForFreedCapacity(capacity, signal),
     onHello: async (answer) => {
       leaseMs = answer.leaseSeconds * 1000;
     },
@@ -217,4 +215,20 @@ async function waitUntil(condition: () => boolean, ms: number): Promise<boolean>
     await sleep(Math.min(50, deadline - Date.now()));
   }
   return true;
+}
+
+/** Resolves when a job frees its slot, after a second at most, or on abort; leaves no listener behind. */
+function waitForFreedCapacity(capacity: EventEmitter, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      capacity.off('freed', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, 1000);
+    capacity.on('freed', done);
+    signal.addEventListener('abort', done);
+    if (signal.aborted) done();
+  });
 }
