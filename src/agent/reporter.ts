@@ -1,19 +1,29 @@
-import { ConflictError, KeyRefusedError, ProtocolError, errorCode } from '../errors/index.js';
+import { KeyRefusedError, ProtocolError, errorCode } from '../errors/index.js';
 import type { Logger } from '../logging.js';
-import type { Result } from '../protocol/agent-api.js';
+import { MAX_RESULTS_PER_BATCH, type Result } from '../protocol/agent-api.js';
 import { Backoff, sleep } from './backoff.js';
 import type { AgentMetrics } from './metrics.js';
 import type { ServiceClient } from './service-client.js';
 
 /** How long a result is retried before it is given up; the service times the job out by then anyway. */
 const GIVE_UP_MS = 10 * 60_000;
+/** How long a result waits for others to share its call. */
+const BATCH_WINDOW_MS = 10;
+
+interface Pending {
+  result: Result;
+  done: () => void;
+}
 
 /**
- * Posts results and keeps trying through outages: a result is never lost
- * because the service blinked. The service makes posting idempotent.
+ * Posts results, many to a call, and keeps trying through outages: a result
+ * is never lost because the service blinked. Recording is idempotent on the
+ * service, so a batch sent twice records each result once.
  */
 export class Reporter {
-  readonly #pending = new Set<Promise<void>>();
+  #queue: Pending[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  readonly #sending = new Set<Promise<void>>();
   readonly #stop = new AbortController();
 
   constructor(
@@ -24,46 +34,72 @@ export class Reporter {
 
   /** Resolves once the result is recorded or given up; never rejects. */
   report(result: Result): Promise<void> {
-    const task = this.#deliver(result).finally(() => this.#pending.delete(task));
-    this.#pending.add(task);
-    return task;
+    return new Promise((done) => {
+      this.#queue.push({ result, done });
+      if (this.#queue.length >= MAX_RESULTS_PER_BATCH) this.#send();
+      else this.#timer ??= setTimeout(() => this.#send(), BATCH_WINDOW_MS);
+    });
   }
 
-  /** Waits for outstanding posts up to `ms`, then stops retrying them. */
+  /** Sends what waits, lets outstanding calls finish up to `ms`, then stops retrying them. */
   async flush(ms: number): Promise<void> {
-    const timer = sleep(ms, this.#stop.signal);
-    await Promise.race([Promise.all(this.#pending), timer]);
+    while (this.#queue.length > 0) this.#send();
+    await Promise.race([Promise.all(this.#sending), sleep(ms, this.#stop.signal)]);
     this.#stop.abort();
+    await Promise.all(this.#sending);
   }
 
-  async #deliver(result: Result): Promise<void> {
-    const log = this.logger.child({ jobId: result.jobId, checkId: result.checkId });
+  #send(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const batch = this.#queue.splice(0, MAX_RESULTS_PER_BATCH);
+    if (this.#queue.length > 0) this.#timer = setTimeout(() => this.#send(), 0);
+    if (batch.length === 0) return;
+    const task = this.#deliver(batch).finally(() => {
+      this.#sending.delete(task);
+      for (const pending of batch) pending.done();
+    });
+    this.#sending.add(task);
+  }
+
+  async #deliver(batch: Pending[]): Promise<void> {
     const backoff = new Backoff(250, 15_000);
     const deadline = Date.now() + GIVE_UP_MS;
     for (;;) {
       try {
-        await this.client.postResult(result);
-        this.metrics.resultsPosted.inc();
+        const answer = await this.client.postResults(batch.map((pending) => pending.result));
+        answer.outcomes.forEach((item, index) => this.#settled(batch[index]!.result, item.outcome, item.message));
         return;
       } catch (error) {
         const code = errorCode(error) ?? 'UNKNOWN';
-        this.metrics.resultsFailed.inc({ code });
-        if (error instanceof ConflictError) {
-          log.warn({ code }, `result not recorded: ${error.message}`);
-          return;
-        }
+        this.metrics.resultsFailed.inc({ code }, batch.length);
         if (error instanceof ProtocolError) {
-          log.error({ code }, `result refused by the service: ${error.message}`);
+          this.logger.error({ code, results: batch.length }, `results refused by the service: ${error.message}`);
           return;
         }
         if (Date.now() > deadline || this.#stop.signal.aborted) {
-          log.error({ code }, 'giving up on a result after retrying; the service will time the job out');
+          this.logger.error({ code, results: batch.length }, 'giving up on results after retrying; the service will time the jobs out');
           return;
         }
         const level = error instanceof KeyRefusedError ? 'error' : 'warn';
-        log[level]({ code }, `posting the result failed, retrying: ${(error as Error).message}`);
+        this.logger[level]({ code, results: batch.length }, `posting results failed, retrying: ${(error as Error).message}`);
         await sleep(backoff.next(), this.#stop.signal);
       }
+    }
+  }
+
+  #settled(result: Result, outcome: string, message: string | undefined): void {
+    const log = () => this.logger.child({ jobId: result.jobId, checkId: result.checkId });
+    switch (outcome) {
+      case 'recorded':
+      case 'duplicate':
+        this.metrics.resultsPosted.inc();
+        return;
+      case 'conflict':
+        log().warn(`result not recorded: ${message ?? 'the job is no longer this agent\'s'}`);
+        return;
+      default:
+        log().warn('result not recorded: the service no longer knows the job');
     }
   }
 }

@@ -12,15 +12,18 @@ import {
   ClaimResponseSchema,
   HelloResponseSchema,
   LeaseResponseSchema,
+  ResultBatchAnswerSchema,
   type ClaimResponse,
   type HelloRequest,
   type HelloResponse,
   type Result,
+  type ResultBatchAnswer,
 } from '../protocol/agent-api.js';
 
 const helloResponse = Compile(HelloResponseSchema);
 const claimResponse = Compile(ClaimResponseSchema);
 const leaseResponse = Compile(LeaseResponseSchema);
+const resultBatchAnswer = Compile(ResultBatchAnswerSchema);
 
 type Validator<T> = { Check(value: unknown): value is T; Errors(value: unknown): { instancePath: string; message: string }[] };
 
@@ -56,6 +59,11 @@ export class ServiceClient {
 
   async postResult(result: Result): Promise<void> {
     await this.#call('POST', `/v1/agent/jobs/${result.jobId}/result`, result);
+  }
+
+  /** Up to MAX_RESULTS_PER_BATCH results in one call; each gets its own outcome. */
+  postResults(results: readonly Result[]): Promise<ResultBatchAnswer> {
+    return this.#json('POST', '/v1/agent/results', { results }, resultBatchAnswer);
   }
 
   async release(jobId: string, agentId: string, reason: string): Promise<void> {

@@ -131,3 +131,25 @@ export const ResultSchema = Type.Object({
   artifacts: Type.Array(ArtifactRefSchema, { maxItems: 100 }),
 });
 export type Result = Type.Static<typeof ResultSchema>;
+
+/** Protocol addition: many results in one call, one transaction on the service. */
+export const MAX_RESULTS_PER_BATCH = 100;
+
+export const ResultBatchSchema = Type.Object({
+  results: Type.Array(ResultSchema, { minItems: 1, maxItems: MAX_RESULTS_PER_BATCH }),
+});
+
+export const RESULT_OUTCOMES = ['recorded', 'duplicate', 'conflict', 'not-found'] as const;
+export type ResultOutcome = (typeof RESULT_OUTCOMES)[number];
+
+export const ResultBatchAnswerSchema = Type.Object({
+  /** One per result, in the order sent. */
+  outcomes: Type.Array(
+    Type.Object({
+      jobId: Type.String(),
+      outcome: Type.Enum(RESULT_OUTCOMES),
+      message: Type.Optional(Type.String()),
+    }),
+  ),
+});
+export type ResultBatchAnswer = Type.Static<typeof ResultBatchAnswerSchema>;

@@ -34,17 +34,26 @@ const result: Result = {
 let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
 
-/** A loopback service whose answers to result posts the test scripts, one status per call. */
-async function scriptedService(statuses: number[]): Promise<{ url: string; bodies: unknown[] }> {
-  const bodies: unknown[] = [];
+/**
+ * A loopback service whose answers to result batches the test scripts, one
+ * step per call: an HTTP status, or 200 with this outcome for every result.
+ */
+async function scriptedService(steps: (number | string)[]): Promise<{ url: string; bodies: { results: Result[] }[] }> {
+  const bodies: { results: Result[] }[] = [];
   server = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
     request.on('end', () => {
-      bodies.push(JSON.parse(body));
-      const status = statuses.shift() ?? 200;
+      const parsed = JSON.parse(body) as { results: Result[] };
+      bodies.push(parsed);
+      const step = steps.shift() ?? 'recorded';
+      const status = typeof step === 'number' ? step : 200;
       response.writeHead(status, { 'content-type': 'application/json' });
-      response.end(status === 200 ? '{"recorded":true}' : JSON.stringify({ statusCode: status, error: 'x', message: 'scripted' }));
+      response.end(
+        status === 200
+          ? JSON.stringify({ outcomes: parsed.results.map((r) => ({ jobId: r.jobId, outcome: step, message: 'scripted' })) })
+          : JSON.stringify({ statusCode: status, error: 'x', message: 'scripted' }),
+      );
     });
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
@@ -64,17 +73,27 @@ describe('reporter', () => {
     await reporter.report(result);
     await client.close();
     expect(service.bodies).toHaveLength(3);
-    expect(service.bodies.every((body) => JSON.stringify(body) === JSON.stringify(result))).toBe(true);
-    expect(logs.join('')).toContain('posting the result failed, retrying');
+    expect(service.bodies.every((body) => JSON.stringify(body.results) === JSON.stringify([result]))).toBe(true);
+    expect(logs.join('')).toContain('posting results failed, retrying');
   });
 
-  it('gives up at once on 409: the job is another agent\'s now', async () => {
-    const service = await scriptedService([409]);
+  it('does not retry a result the service answered as another agent\'s', async () => {
+    const service = await scriptedService(['conflict']);
     const { reporter, logs, client } = reporterFor(service.url);
     await reporter.report(result);
     await client.close();
     expect(service.bodies).toHaveLength(1);
-    expect(logs.join('')).toContain('result not recorded');
+    expect(logs.join('')).toContain('result not recorded: scripted');
+  });
+
+  it('sends results reported together in batches of at most 100', async () => {
+    const service = await scriptedService([]);
+    const { reporter, client } = reporterFor(service.url);
+    const many = Array.from({ length: 250 }, (_, index) => ({ ...result, jobId: `job-${index}` }));
+    await Promise.all(many.map((one) => reporter.report(one)));
+    await client.close();
+    expect(service.bodies.map((body) => body.results.length)).toEqual([100, 100, 50]);
+    expect(service.bodies.flatMap((body) => body.results.map((r) => r.jobId))).toEqual(many.map((one) => one.jobId));
   });
 
   it('gives up at once on a 400: the same body will never be accepted', async () => {

@@ -380,6 +380,49 @@ describe.each(DB_KINDS)('agent protocol, driven by hand (%s)', (kind) => {
     });
   });
 
+  describe('result batches (POST /v1/agent/results)', () => {
+    it('records several results in one call, each with its own outcome', async () => {
+      const { location, agent } = await locationWithAgent();
+      const first = await triggered([location]);
+      const second = await triggered([location]);
+      const { body } = await agent.claim(0, 10);
+      expect(body.jobs).toHaveLength(2);
+      const results = body.jobs.map((job) => resultFor(job, agent.agentId));
+      const answer = await agent.call('POST', '/v1/agent/results', { results });
+      expect(answer.status).toBe(200);
+      expect(answer.body.outcomes).toEqual(results.map((r) => ({ jobId: r.jobId, outcome: 'recorded' })));
+      for (const { session } of [first, second]) {
+        const read = await service.api('GET', `/v1/check-sessions/${session.checkSessionId}`);
+        expect(read.body.status).toBe('PASSED');
+      }
+      // The same batch again records nothing twice.
+      const again = await agent.call('POST', '/v1/agent/results', { results });
+      expect(again.body.outcomes.map((o: any) => o.outcome)).toEqual(['duplicate', 'duplicate']);
+    });
+
+    it('answers conflict for another agent\'s job and not-found for a job elsewhere, recording the rest', async () => {
+      const { location, agent } = await locationWithAgent();
+      const other = await new ManualAgent(service, location.rawKey).connect();
+      await triggered([location]);
+      const mine = await agent.claimOne();
+      await triggered([location]);
+      const theirs = await other.claimOne();
+      const elsewhere = await locationWithAgent();
+      await triggered([elsewhere.location]);
+      const foreign = await elsewhere.agent.claimOne();
+      const answer = await agent.call('POST', '/v1/agent/results', {
+        results: [resultFor(mine, agent.agentId), resultFor(theirs, agent.agentId), resultFor(foreign, agent.agentId)],
+      });
+      expect(answer.body.outcomes.map((o: any) => o.outcome)).toEqual(['recorded', 'conflict', 'not-found']);
+      expect(answer.body.outcomes[1].message).toContain('not leased to this agent');
+    });
+
+    it('refuses an empty batch or more than 100 results: 400 shape B', async () => {
+      const { agent } = await locationWithAgent();
+      expectErrorB(await agent.call('POST', '/v1/agent/results', { results: [] }), ['results']);
+    });
+  });
+
   describe('results', () => {
     it('records a passing result: 200 {recorded: true}, session PASSED with one FINAL result', async () => {
       const { location, agent } = await locationWithAgent();

@@ -12,6 +12,8 @@ import {
   LeaseResponseSchema,
   MAX_ARTIFACT_BYTES,
   ReleaseRequestSchema,
+  ResultBatchAnswerSchema,
+  ResultBatchSchema,
   ResultSchema,
 } from '../../protocol/agent-api.js';
 import { ArtifactTooLargeError, storeArtifact } from '../artifacts.js';
@@ -19,7 +21,7 @@ import type { ServiceContext } from '../context.js';
 import { sendErrorA, sendErrorB } from '../http-errors.js';
 import { waitForJobs } from '../long-poll.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
-import { claimJobs, extendLease, recordResult, releaseJob } from '../store/jobs.js';
+import { claimJobs, extendLease, recordResults, releaseJob } from '../store/jobs.js';
 import { recordAgent, touchAgent } from '../store/private-locations.js';
 
 const tags = ['Agent protocol'];
@@ -35,8 +37,10 @@ export const agentRoutes =
   async (app) => {
     // Agent ids are uuids: compared as text in places, so one spelling for all.
     app.addHook('preHandler', async (request) => {
-      const body = request.body as { agentId?: unknown } | undefined;
-      if (body && typeof body.agentId === 'string') body.agentId = body.agentId.toLowerCase();
+      const body = request.body as { agentId?: unknown; results?: { agentId?: unknown }[] } | undefined;
+      for (const item of [body, ...(Array.isArray(body?.results) ? body.results : [])]) {
+        if (item && typeof item.agentId === 'string') item.agentId = item.agentId.toLowerCase();
+      }
     });
 
     app.post(
@@ -142,9 +146,11 @@ export const agentRoutes =
             jobId: 'must equal the jobId in the path',
           });
         }
-        const outcome = await ctx.db.transaction((tx) =>
-          recordResult(tx, request.privateLocation.id, request.params.jobId, request.body),
+        const { outcomes, completedSessions } = await ctx.db.transaction((tx) =>
+          recordResults(tx, request.privateLocation.id, [request.body]),
         );
+        for (const session of completedSessions) ctx.events.emit('sessionCompleted', session);
+        const outcome = outcomes[0]!;
         switch (outcome.kind) {
           case 'not-found':
             return sendErrorA(reply, 404, 'Job not found at this private location');
@@ -153,9 +159,40 @@ export const agentRoutes =
           case 'duplicate':
             return { recorded: false };
           case 'recorded':
-            if (outcome.completedSession) ctx.events.emit('sessionCompleted', outcome.completedSession);
             return { recorded: true };
         }
+      },
+    );
+
+    app.post(
+      '/v1/agent/results',
+      {
+        // A hundred results with their logs outgrow the default body limit.
+        bodyLimit: 32 * 1024 * 1024,
+        schema: {
+          tags,
+          security,
+          description:
+            'Protocol addition: up to 100 results in one call, recorded in one transaction. ' +
+            'Each gets its own outcome: recorded, duplicate (the same result again), conflict (another agent\'s job) ' +
+            'or not-found; the call itself answers 200.',
+          body: ResultBatchSchema,
+          response: { 200: ResultBatchAnswerSchema, 400: ErrorB },
+        },
+      },
+      async (request) => {
+        const { results } = request.body;
+        const { outcomes, completedSessions } = await ctx.db.transaction((tx) =>
+          recordResults(tx, request.privateLocation.id, results),
+        );
+        for (const session of completedSessions) ctx.events.emit('sessionCompleted', session);
+        return {
+          outcomes: outcomes.map((outcome, index) => ({
+            jobId: results[index]!.jobId,
+            outcome: outcome.kind,
+            ...(outcome.kind === 'conflict' ? { message: outcome.reason } : {}),
+          })),
+        };
       },
     );
 

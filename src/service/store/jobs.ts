@@ -118,30 +118,67 @@ export async function releaseJob(
 }
 
 export type RecordOutcome =
-  | { kind: 'recorded'; completedSession: SessionRow | undefined }
+  | { kind: 'recorded' }
   | { kind: 'duplicate' }
   | { kind: 'conflict'; reason: string }
   | { kind: 'not-found' };
 
+export interface RecordedBatch {
+  /** In the order the results were given. */
+  outcomes: RecordOutcome[];
+  /** Sessions these results completed, each announced exactly once. */
+  completedSessions: SessionRow[];
+}
+
 /**
- * First result wins. An agent whose lease ran out may still report, as long
- * as nobody else has: the work was done and is worth keeping.
+ * Records results in one transaction. First result wins: an agent whose
+ * lease ran out may still report, as long as nobody else has, since the work
+ * was done and is worth keeping. Sessions are locked before jobs, each in id
+ * order, so concurrent batches touching the same sessions cannot deadlock.
  */
-export async function recordResult(
+export async function recordResults(
   tx: Queryable,
   privateLocationId: string,
-  jobId: string,
-  result: Result,
-): Promise<RecordOutcome> {
-  const [job] = await tx.query<JobRow & { account_id: string }>(
-    'SELECT * FROM jobs WHERE id = $1 AND private_location_id = $2 FOR UPDATE',
-    [jobId, privateLocationId],
+  results: readonly Result[],
+): Promise<RecordedBatch> {
+  const jobIds = results.map((result) => result.jobId);
+  const sessions = await tx.query<{ session_id: string }>(
+    'SELECT DISTINCT session_id FROM jobs WHERE id = ANY($1::uuid[]) AND private_location_id = $2',
+    [jobIds, privateLocationId],
   );
-  if (!job) return { kind: 'not-found' };
+  await tx.query('SELECT id FROM check_sessions WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [
+    sessions.map((row) => row.session_id),
+  ]);
+  const jobs = await tx.query<JobRow & { account_id: string }>(
+    'SELECT * FROM jobs WHERE id = ANY($1::uuid[]) AND private_location_id = $2 ORDER BY id FOR UPDATE',
+    [jobIds, privateLocationId],
+  );
+  const byId = new Map(jobs.map((job) => [job.id, job]));
+  const touched = new Set<string>();
+  const outcomes: RecordOutcome[] = [];
+  for (const result of results) {
+    const job = byId.get(result.jobId);
+    const outcome = job ? await recordOne(tx, job, result) : ({ kind: 'not-found' } as const);
+    if (outcome.kind === 'recorded' && job) {
+      touched.add(job.session_id);
+      // A second result for the same job in one batch is a duplicate, not a second write.
+      job.state = 'done';
+    }
+    outcomes.push(outcome);
+  }
+  const completedSessions: SessionRow[] = [];
+  for (const sessionId of touched) {
+    const completed = await refreshSessionStatus(tx, sessionId);
+    if (completed) completedSessions.push(completed);
+  }
+  return { outcomes, completedSessions };
+}
+
+async function recordOne(tx: Queryable, job: JobRow & { account_id: string }, result: Result): Promise<RecordOutcome> {
   if (job.state === 'done') {
     const [existing] = await tx.query<{ agent_id: string | null }>(
       'SELECT agent_id FROM check_results WHERE job_id = $1',
-      [jobId],
+      [job.id],
     );
     return existing?.agent_id === result.agentId
       ? { kind: 'duplicate' }
@@ -170,9 +207,9 @@ export async function recordResult(
     stoppedAt: result.stoppedAt,
   });
   await tx.query(`UPDATE jobs SET state = 'done', completed_at = now(), lease_expires_at = NULL WHERE id = $1`, [
-    jobId,
+    job.id,
   ]);
-  return { kind: 'recorded', completedSession: await refreshSessionStatus(tx, job.session_id) };
+  return { kind: 'recorded' };
 }
 
 export interface SweepOutcome {
