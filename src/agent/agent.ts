@@ -13,7 +13,7 @@ import { executeJob } from './execute.js';
 import { startHealthServer } from './health-server.js';
 import { AgentMetrics } from './metrics.js';
 import { Poller } from './poller.js';
-import { supportedCheckTypes } from './probes/registry.js';
+import { ProbeRegistry } from './probes/registry.js';
 import { Readiness } from './readiness.js';
 import { Reporter } from './reporter.js';
 import { ServiceClient } from './service-client.js';
@@ -62,6 +62,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     throw error;
   }
 
+  const probes = new ProbeRegistry({ useOsDnsResolver: config.useOsDnsResolver });
   const client = new ServiceClient(config.apiUrl, config.apiKey);
   const reporter = new Reporter(client, logger, metrics);
   const inFlight = new Map<string, { job: Job; abort: AbortController }>();
@@ -79,7 +80,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     metrics.jobsStarted.inc({ check_type: job.checkType });
     const lease = keepLeased(client, job, agentId, leaseMs, abort, log);
     try {
-      const result = await executeJob(job, agentId, abort.signal);
+      const result = await executeJob(probes, job, agentId, abort.signal);
       stopTimer();
       if (abort.signal.reason === SHUTDOWN) {
         await client.release(job.jobId, agentId, 'agent shut down before the job finished').catch(() => undefined);
@@ -107,7 +108,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     version: VERSION,
     hostname: hostname(),
     mode: 'full',
-    checkTypes: supportedCheckTypes(),
+    checkTypes: probes.checkTypes(),
     runtimes: [],
     capacity: { uptime: config.uptimeConcurrency, script: 0 },
   };

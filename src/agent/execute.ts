@@ -1,18 +1,23 @@
 import { errorCode } from '../errors/index.js';
 import type { Job, Result } from '../protocol/agent-api.js';
 import type { ProbeOutcome } from './probes/probe.js';
-import { probeFor } from './probes/registry.js';
+import type { ProbeRegistry } from './probes/registry.js';
 
 /**
  * Runs one uptime job and turns whatever happened into a Result. Never
  * throws: a bad job is a failed check, not a crashed worker.
  */
-export async function executeJob(job: Job, agentId: string, signal: AbortSignal): Promise<Result> {
+export async function executeJob(
+  probes: ProbeRegistry,
+  job: Job,
+  agentId: string,
+  signal: AbortSignal,
+): Promise<Result> {
   const startedAt = new Date();
   const started = performance.now();
   let outcome: ProbeOutcome;
   try {
-    const probe = probeFor(job.checkType);
+    const probe = probes.probeFor(job.checkType);
     const settings = probe.parseSettings(job.settings);
     outcome = await probe.run(settings, { signal, timeoutMs: job.timeoutSeconds * 1000 });
   } catch (error) {

@@ -323,7 +323,7 @@ describe('icmpProbe with a stand-in ping', () => {
     expect(argsOf(script)).toEqual(['-n', '-4', '-c', '10', '-i', '0.2', '-W', '2', '127.0.0.1']);
 
     const six = printing(lossyOutput(10), 0);
-    await runProbe('::1', { probe: { pingPath: six }, request: { ipFamily: 'IPv6', pingCount: 1 }, timeoutMs: 2000 });
+    await runProbe('[::1]', { probe: { pingPath: six }, request: { ipFamily: 'IPv6', pingCount: 1 }, timeoutMs: 2000 });
     // The reply wait shrinks to fit a tight budget, never below a second.
     expect(argsOf(six)).toEqual(['-n', '-6', '-c', '1', '-i', '0.2', '-W', '1', '::1']);
   });

@@ -476,7 +476,7 @@ describe('tcpProbe: thresholds', () => {
     });
     expect(outcome).toMatchObject({ isDegraded: true, hasFailures: false, hasErrors: false, error: null });
     expect(outcome.responseTime).toBeGreaterThanOrEqual(150);
-    expect(outcome.timings!.firstByte).toBeGreaterThanOrEqual(145);
+    expect(outcome.timings!.firstByte).toBeGreaterThanOrEqual(100);
   });
 });
 

@@ -14,10 +14,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { probeFor, probes } from '../../src/agent/probes/registry.js';
 import type { ProbeOutcome } from '../../src/agent/probes/probe.js';
 import { MAX_BODY_BYTES, MAX_REDIRECTS, urlProbe } from '../../src/agent/probes/url.js';
-import { InvalidSettingsError, UnsupportedCheckTypeError } from '../../src/errors/index.js';
+import { InvalidSettingsError } from '../../src/errors/index.js';
 
 interface TestServer {
   origin: string;
@@ -187,20 +186,6 @@ describe('urlProbe.parseSettings', () => {
     } catch (error) {
       expect((error as InvalidSettingsError).code).toBe('INVALID_SETTINGS');
     }
-  });
-});
-
-describe('probe registry', () => {
-  it('maps URL to the URL probe', () => {
-    expect(probeFor('URL')).toBe(urlProbe);
-    expect([...probes.keys()]).toEqual(['URL']);
-  });
-
-  it('refuses check types it has no probe for, including prototype names', () => {
-    for (const checkType of ['TCP', 'BROWSER', 'constructor', '']) {
-      expect(() => probeFor(checkType), checkType).toThrow(UnsupportedCheckTypeError);
-    }
-    expect(() => probeFor('TCP')).toThrow(/TCP/);
   });
 });
 

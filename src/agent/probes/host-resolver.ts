@@ -25,7 +25,7 @@ export interface HostResolverOptions {
 }
 
 /**
- * IP literals are returned as they are, whatever the family asked for. IPv6
+ * IP literals (bracketed IPv6 included) skip resolution, whatever the family asked for. IPv6
  * falls back to IPv4 when the name has no IPv6 address: a v4-only host is
  * still reachable for an IPv6-preferring monitor.
  */
@@ -35,8 +35,8 @@ export async function resolveHost(
   options: HostResolverOptions,
   signal: AbortSignal,
 ): Promise<ResolvedAddress> {
-  const literal = net.isIP(hostname);
-  if (literal === 4 || literal === 6) return { address: hostname, family: literal };
+  const literal = asIpLiteral(hostname);
+  if (literal !== null) return { address: literal, family: net.isIPv6(literal) ? 6 : 4 };
   const query = options.useOsResolver ? lookupWithOs : resolveWithCares;
   if (ipFamily === 'IPv4') return query(hostname, 4, options, signal);
   try {
@@ -46,6 +46,15 @@ export async function resolveHost(
     if (error instanceof DnsError && isNoAddress(error.cause)) return query(hostname, 4, options, signal);
     throw error;
   }
+}
+
+/**
+ * The bare address when `hostname` is an IP literal, else null. Users paste
+ * IPv6 literals as they appear in URLs ("[::1]"); the brackets are not part of it.
+ */
+export function asIpLiteral(hostname: string): string | null {
+  const bare = /^\[(.*)\]$/.exec(hostname)?.[1] ?? hostname;
+  return net.isIP(bare) !== 0 ? bare : null;
 }
 
 type Query = (hostname: string, family: 4 | 6, options: HostResolverOptions, signal: AbortSignal) => Promise<ResolvedAddress>;

@@ -17,7 +17,7 @@ import type { ResultError, Timings } from '../../protocol/agent-api.js';
 import { IcmpSettingsSchema } from '../../protocol/icmp-settings.js';
 import { evaluateAssertions } from './assertions.js';
 import type { AssertionInput } from './assertions.js';
-import { resolveHost } from './host-resolver.js';
+import { asIpLiteral, resolveHost } from './host-resolver.js';
 import type { ResolvedAddress } from './host-resolver.js';
 import type { IpFamily } from './http-connector.js';
 import { queryJsonPath } from './json-path.js';
@@ -138,7 +138,7 @@ async function runIcmpProbe(settings: IcmpSettingsParsed, context: ProbeContext,
     const target = await resolveHost(request.hostname, request.ipFamily, { useOsResolver: true }, signal).finally(() => {
       attempt.dns = performance.now() - started;
     });
-    if (target.address === request.hostname) attempt.dns = 0;
+    if (asIpLiteral(request.hostname) !== null) attempt.dns = 0;
     attempt.target = target;
     const wait = replyWaitSeconds(timeoutMs - (performance.now() - startedAt), request.pingCount);
     const run = await runPing(pingPath, pingArguments(target, request.pingCount, wait), signal);

@@ -1,28 +1,44 @@
 /**
- * Which probe runs which check type. A lookup table, so adding TCP or DNS is
- * one line here and the dispatch code never changes.
+ * Which probe runs which check type. A lookup table, so adding a type is one
+ * line here and the dispatch code never changes.
  */
 import { UnsupportedCheckTypeError } from '../../errors/index.js';
 import type { CheckType } from '../../protocol/enums.js';
+import { icmpProbe } from './icmp.js';
 import type { Probe } from './probe.js';
+import { createTcpProbe } from './tcp.js';
 import { urlProbe } from './url.js';
 
-export const probes: ReadonlyMap<CheckType, Probe<unknown>> = new Map<CheckType, Probe<unknown>>([
-  [urlProbe.checkType, urlProbe],
-]);
-
-/** The check types this agent can run, e.g. for the hello handshake. */
-export function supportedCheckTypes(): CheckType[] {
-  return [...probes.keys()];
+export interface ProbeOptions {
+  /** USE_OS_DNS_RESOLVER: TCP monitors resolve through getaddrinfo instead of DNS. */
+  useOsDnsResolver: boolean;
 }
 
-/** Takes a plain string: a job may name a type this agent version has never heard of. */
-export function probeFor(checkType: string): Probe<unknown> {
-  const probe = (probes as ReadonlyMap<string, Probe<unknown>>).get(checkType);
-  if (probe === undefined) {
-    throw new UnsupportedCheckTypeError(
-      `No probe for check type ${checkType}; this agent runs ${supportedCheckTypes().join(', ')}`,
-    );
+export class ProbeRegistry {
+  readonly #probes: ReadonlyMap<string, Probe<unknown>>;
+
+  constructor(options: ProbeOptions) {
+    const probes: Probe<unknown>[] = [
+      urlProbe,
+      createTcpProbe({ useOsResolver: options.useOsDnsResolver }),
+      icmpProbe,
+    ] as Probe<unknown>[];
+    this.#probes = new Map(probes.map((probe) => [probe.checkType, probe]));
   }
-  return probe;
+
+  /** The check types this agent can run, for the hello handshake. */
+  checkTypes(): CheckType[] {
+    return [...this.#probes.values()].map((probe) => probe.checkType);
+  }
+
+  /** Takes a plain string: a job may name a type this agent version has never heard of. */
+  probeFor(checkType: string): Probe<unknown> {
+    const probe = this.#probes.get(checkType);
+    if (probe === undefined) {
+      throw new UnsupportedCheckTypeError(
+        `No probe for check type ${checkType}; this agent runs ${this.checkTypes().join(', ')}`,
+      );
+    }
+    return probe;
+  }
 }

@@ -20,7 +20,7 @@ import type { ResultError, Timings } from '../../protocol/agent-api.js';
 import { TCP_RESPONSE_TIME_CAP_MS, TcpSettingsSchema } from '../../protocol/tcp-settings.js';
 import { evaluateAssertions } from './assertions.js';
 import type { AssertionInput } from './assertions.js';
-import { resolveHost } from './host-resolver.js';
+import { asIpLiteral, resolveHost } from './host-resolver.js';
 import type { HostResolverOptions } from './host-resolver.js';
 import { createTimedConnector, endpoint } from './http-connector.js';
 import type { IpFamily } from './http-connector.js';
@@ -93,8 +93,9 @@ async function runTcpProbe(
 ): Promise<ProbeOutcome> {
   const startedAt = performance.now();
   const { request } = settings;
-  const hostname = unbracket(request.hostname);
-  const target = endpoint(hostname, request.port);
+  const hostname = request.hostname;
+  const literal = asIpLiteral(hostname);
+  const target = endpoint(literal ?? hostname, request.port);
   const attempt: Attempt = {
     stage: 'resolving',
     dns: null,
@@ -116,7 +117,7 @@ async function runTcpProbe(
     let started = performance.now();
     const resolved = await resolveHost(hostname, request.ipFamily, resolver, signal).finally(() => {
       // Kept on failure too: a resolver that takes 5 s to say "no" is worth seeing.
-      attempt.dns = resolvedLiterally(hostname) ? 0 : performance.now() - started;
+      attempt.dns = literal !== null ? 0 : performance.now() - started;
     });
     attempt.remoteAddress = resolved.address;
 
@@ -150,16 +151,6 @@ async function runTcpProbe(
     clearTimeout(timer);
     socket?.destroy();
   }
-}
-
-/** Users paste IPv6 literals as they appear in URLs; the brackets are not part of the address. */
-function unbracket(hostname: string): string {
-  const inner = /^\[(.*)\]$/.exec(hostname)?.[1];
-  return inner !== undefined && resolvedLiterally(inner) ? inner : hostname;
-}
-
-function resolvedLiterally(hostname: string): boolean {
-  return net.isIP(hostname) !== 0;
 }
 
 /** The URL probe's connector, handed an IP literal so it skips its own lookup and only times the handshake. */

@@ -6,8 +6,12 @@ const createSchema = createSchemaFor('ICMP', IcmpRequestSchema, {
   maxPacketLossThreshold: IcmpSettingsSchema.properties.maxPacketLossThreshold,
 });
 
-/** Time ping may take per echo request, at most: a reply wait of 1 s plus the interval. */
-const SECONDS_PER_PING = 1.2;
+/**
+ * Budget per echo request: the agent sends one every 0.2 s and waits up to 2 s
+ * for the last reply; a second each leaves room for a slow, lossy path.
+ */
+const SECONDS_PER_PING = 1;
+const LATENCY_PROPERTIES = new Set(['avg', 'min', 'max', 'stdDev']);
 
 export const icmpCheck: CheckTypeDefinition = {
   checkType: 'ICMP',
@@ -15,8 +19,16 @@ export const icmpCheck: CheckTypeDefinition = {
   summary: 'ICMP monitor: echo requests, packet loss and latency',
   createSchema,
   updateSchema: updateSchemaFor(createSchema),
-  crossFieldProblems: (definition) =>
-    thresholdProblems(definition, 'degradedPacketLossThreshold', 'maxPacketLossThreshold'),
+  crossFieldProblems: (definition) => {
+    const problems = thresholdProblems(definition, 'degradedPacketLossThreshold', 'maxPacketLossThreshold');
+    const assertions = (definition.request.assertions ?? []) as { source: string; property?: string }[];
+    assertions.forEach((assertion, index) => {
+      if (assertion.source === 'LATENCY' && !LATENCY_PROPERTIES.has(assertion.property ?? '')) {
+        problems[`request.assertions.${index}.property`] = 'must be avg, min, max or stdDev for LATENCY';
+      }
+    });
+    return problems;
+  },
   jobSpec: (definition) => ({
     settings: {
       request: definition.request,

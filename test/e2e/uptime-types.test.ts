@@ -1,0 +1,92 @@
+import { createServer, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, startTestAgent, type TestAgent } from '../support/agent.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { closedPort } from '../support/target.js';
+
+const FINAL = new Set(['PASSED', 'FAILED', 'DEGRADED', 'TIMED_OUT']);
+
+/** TCP and ICMP monitors through the whole path: API, scheduler, agent, probe, session. */
+describe('TCP and ICMP monitors end to end', () => {
+  let service: TestService;
+  let agent: TestAgent;
+  let echo: Server;
+  let slug: string;
+
+  beforeAll(async () => {
+    echo = createServer((socket) => socket.on('data', (data) => socket.end(data)));
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    service = await startTestService('pglite');
+    const location = await service.privateLocation();
+    slug = location.slugName;
+    agent = await startTestAgent({ apiKey: location.rawKey, apiUrl: service.url });
+    await eventually(async () => ((await agent.health('/-/readiness')).status === 200 ? true : undefined), 15_000);
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await service?.close();
+    await new Promise((resolve) => echo?.close(resolve));
+  });
+
+  async function run(type: string, body: Record<string, unknown>) {
+    const created = await service.api('POST', `/v1/checks/${type}`, {
+      name: `${type} e2e`,
+      activated: false,
+      privateLocations: [slug],
+      ...body,
+    });
+    expect(created.status).toBe(201);
+    const triggered = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [created.body.id] } });
+    const id = triggered.body.sessions[0].checkSessionId;
+    const session = await eventually(async () => {
+      const read = await service.api('GET', `/v1/check-sessions/${id}`);
+      return FINAL.has(read.body.status) ? read.body : undefined;
+    }, 20_000, 'a final session');
+    const detail = await service.api('GET', new URL(session.results[0].checkResultLink).pathname);
+    return { session, detail: detail.body };
+  }
+
+  it('passes a TCP monitor whose echo answers what it was sent', async () => {
+    const port = (echo.address() as AddressInfo).port;
+    const { session, detail } = await run('tcp', {
+      request: {
+        hostname: '127.0.0.1',
+        port,
+        data: 'ping outpost',
+        assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', target: 'ping outpost' }],
+      },
+    });
+    expect(session.status).toBe('PASSED');
+    expect(detail.details.response).toBe('ping outpost');
+    expect(detail.assertions[0]).toMatchObject({ source: 'RESPONSE_DATA', passed: true });
+  });
+
+  it('fails a TCP monitor when nothing listens', async () => {
+    const { session } = await run('tcp', { request: { hostname: '127.0.0.1', port: await closedPort() } });
+    expect(session.status).toBe('FAILED');
+    expect(session.results[0].error.code).toBe('CONNECTION_FAILED');
+  });
+
+  it('passes an ICMP monitor to the loopback address with the real ping', async () => {
+    const { session, detail } = await run('icmp', {
+      request: {
+        hostname: '127.0.0.1',
+        pingCount: 3,
+        assertions: [{ source: 'LATENCY', property: 'avg', comparison: 'LESS_THAN', target: '100' }],
+      },
+    });
+    expect(session.status).toBe('PASSED');
+    expect(detail.details).toMatchObject({ transmitted: 3, received: 3, packetLoss: 0 });
+  });
+
+  it('refuses a LATENCY assertion on a property ping does not report', async () => {
+    const created = await service.api('POST', '/v1/checks/icmp', {
+      name: 'bad latency',
+      request: { hostname: '127.0.0.1', assertions: [{ source: 'LATENCY', property: 'median', comparison: 'LESS_THAN', target: '1' }] },
+    });
+    expect(created.status).toBe(400);
+    expect(Object.keys(created.body.attributes)).toEqual(['request.assertions.0.property']);
+  });
+});
