@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import type { Job, Result } from '../../protocol/agent-api.js';
 import type { CheckType, RunSource } from '../../protocol/enums.js';
-import { refreshSessionStatus, type SessionRow } from './sessions.js';
+import { refreshSessionStatuses, type SessionRow } from './sessions.js';
 
 /** A job is tried at most this many times when its agent vanishes mid-run. */
 export const MAX_ATTEMPTS = 2;
@@ -142,52 +142,53 @@ export async function recordResults(
   results: readonly Result[],
 ): Promise<RecordedBatch> {
   const jobIds = results.map((result) => result.jobId);
-  const sessions = await tx.query<{ session_id: string }>(
-    'SELECT DISTINCT session_id FROM jobs WHERE id = ANY($1::uuid[]) AND private_location_id = $2',
+  await tx.query(
+    `SELECT id FROM check_sessions WHERE id IN (
+       SELECT session_id FROM jobs WHERE id = ANY($1::uuid[]) AND private_location_id = $2)
+     ORDER BY id FOR UPDATE`,
     [jobIds, privateLocationId],
   );
-  await tx.query('SELECT id FROM check_sessions WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [
-    sessions.map((row) => row.session_id),
-  ]);
-  const jobs = await tx.query<JobRow & { account_id: string }>(
-    'SELECT * FROM jobs WHERE id = ANY($1::uuid[]) AND private_location_id = $2 ORDER BY id FOR UPDATE',
+  const jobs = await tx.query<JobRow & { account_id: string; recorded_by: string | null }>(
+    `SELECT j.*, r.agent_id AS recorded_by FROM jobs j LEFT JOIN check_results r ON r.job_id = j.id
+     WHERE j.id = ANY($1::uuid[]) AND j.private_location_id = $2 ORDER BY j.id FOR UPDATE OF j`,
     [jobIds, privateLocationId],
   );
   const byId = new Map(jobs.map((job) => [job.id, job]));
-  const touched = new Set<string>();
   const outcomes: RecordOutcome[] = [];
+  const accepted: { job: JobRow & { account_id: string }; fields: ResultFields }[] = [];
   for (const result of results) {
     const job = byId.get(result.jobId);
-    const outcome = job ? await recordOne(tx, job, result) : ({ kind: 'not-found' } as const);
-    if (outcome.kind === 'recorded' && job) {
-      touched.add(job.session_id);
-      // A second result for the same job in one batch is a duplicate, not a second write.
+    let outcome: RecordOutcome;
+    if (!job) outcome = { kind: 'not-found' };
+    else if (job.state === 'done') {
+      outcome =
+        job.recorded_by === result.agentId
+          ? { kind: 'duplicate' }
+          : { kind: 'conflict', reason: 'the job was already completed by another agent' };
+    } else if (!job.claimed_by.includes(result.agentId)) {
+      outcome = { kind: 'conflict', reason: 'the job is not leased to this agent' };
+    } else {
+      outcome = { kind: 'recorded' };
+      accepted.push({ job, fields: fieldsOf(result) });
+      // A second result for the same job in one batch is then a duplicate, not a second write.
       job.state = 'done';
+      job.recorded_by = result.agentId;
     }
     outcomes.push(outcome);
   }
-  const completedSessions: SessionRow[] = [];
-  for (const sessionId of touched) {
-    const completed = await refreshSessionStatus(tx, sessionId);
-    if (completed) completedSessions.push(completed);
+  await insertResults(tx, accepted);
+  if (accepted.length > 0) {
+    await tx.query(
+      `UPDATE jobs SET state = 'done', completed_at = now(), lease_expires_at = NULL WHERE id = ANY($1::uuid[])`,
+      [accepted.map(({ job }) => job.id)],
+    );
   }
+  const completedSessions = await refreshSessionStatuses(tx, [...new Set(accepted.map(({ job }) => job.session_id))]);
   return { outcomes, completedSessions };
 }
 
-async function recordOne(tx: Queryable, job: JobRow & { account_id: string }, result: Result): Promise<RecordOutcome> {
-  if (job.state === 'done') {
-    const [existing] = await tx.query<{ agent_id: string | null }>(
-      'SELECT agent_id FROM check_results WHERE job_id = $1',
-      [job.id],
-    );
-    return existing?.agent_id === result.agentId
-      ? { kind: 'duplicate' }
-      : { kind: 'conflict', reason: 'the job was already completed by another agent' };
-  }
-  if (!job.claimed_by.includes(result.agentId)) {
-    return { kind: 'conflict', reason: 'the job is not leased to this agent' };
-  }
-  await insertResult(tx, job, {
+function fieldsOf(result: Result): ResultFields {
+  return {
     agentId: result.agentId,
     hasErrors: result.hasErrors,
     hasFailures: result.hasFailures,
@@ -205,11 +206,7 @@ async function recordOne(tx: Queryable, job: JobRow & { account_id: string }, re
     artifacts: result.artifacts,
     startedAt: result.startedAt,
     stoppedAt: result.stoppedAt,
-  });
-  await tx.query(`UPDATE jobs SET state = 'done', completed_at = now(), lease_expires_at = NULL WHERE id = $1`, [
-    job.id,
-  ]);
-  return { kind: 'recorded' };
+  };
 }
 
 export interface SweepOutcome {
@@ -237,36 +234,38 @@ export async function sweepJobs(tx: Queryable): Promise<SweepOutcome> {
      RETURNING *, CASE WHEN agent_id IS NULL THEN 'unclaimed' ELSE 'lease' END AS reason`,
     [MAX_ATTEMPTS, UNCLAIMED_EXPIRY_SECONDS],
   );
-  for (const job of givenUp) {
-    const message =
-      job.reason === 'unclaimed'
-        ? `No agent at private location "${job.run_location}" picked the job up within ${UNCLAIMED_EXPIRY_SECONDS} s`
-        : `The agent running the job stopped reporting ${job.attempt} times; giving up`;
-    await insertResult(tx, job, {
-      agentId: null,
-      hasErrors: true,
-      hasFailures: false,
-      isDegraded: false,
-      aborted: false,
-      isCancelled: false,
-      timedOut: true,
-      responseTime: null,
-      statusCode: null,
-      timings: null,
-      error: { code: 'TIMED_OUT', message },
-      assertions: [],
-      details: {},
-      logs: [],
-      artifacts: [],
-      startedAt: null,
-      stoppedAt: new Date().toISOString(),
-    });
-  }
-  const completedSessions: SessionRow[] = [];
-  for (const sessionId of new Set(givenUp.map((job) => job.session_id))) {
-    const done = await refreshSessionStatus(tx, sessionId);
-    if (done) completedSessions.push(done);
-  }
+  await insertResults(
+    tx,
+    givenUp.map((job) => ({
+      job,
+      fields: {
+        agentId: null,
+        hasErrors: true,
+        hasFailures: false,
+        isDegraded: false,
+        aborted: false,
+        isCancelled: false,
+        timedOut: true,
+        responseTime: null,
+        statusCode: null,
+        timings: null,
+        error: {
+          code: 'TIMED_OUT',
+          message:
+            job.reason === 'unclaimed'
+              ? `No agent at private location "${job.run_location}" picked the job up within ${UNCLAIMED_EXPIRY_SECONDS} s`
+              : `The agent running the job stopped reporting ${job.attempt} times; giving up`,
+        },
+        assertions: [],
+        details: {},
+        logs: [],
+        artifacts: [],
+        startedAt: null,
+        stoppedAt: new Date().toISOString(),
+      },
+    })),
+  );
+  const completedSessions = await refreshSessionStatuses(tx, [...new Set(givenUp.map((job) => job.session_id))]);
   return { requeuedAt: new Set(requeued.map((row) => row.private_location_id)), completedSessions };
 }
 
@@ -290,41 +289,54 @@ interface ResultFields {
   stoppedAt: string | null;
 }
 
-/** The one place a location result is written, whether an agent sent it or the service gave up. */
-async function insertResult(tx: Queryable, job: JobRow & { account_id: string }, fields: ResultFields): Promise<void> {
+/** The one place location results are written, whether an agent sent them or the service gave up. */
+async function insertResults(
+  tx: Queryable,
+  rows: readonly { job: JobRow & { account_id: string }; fields: ResultFields }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const records = rows.map(({ job, fields }) => ({
+    id: randomUUID(),
+    session_id: job.session_id,
+    job_id: job.id,
+    account_id: job.account_id,
+    check_id: job.check_id,
+    check_type: job.check_type,
+    name: job.payload.name,
+    run_location: job.run_location,
+    has_errors: fields.hasErrors,
+    has_failures: fields.hasFailures,
+    is_degraded: fields.isDegraded,
+    aborted: fields.aborted,
+    is_cancelled: fields.isCancelled,
+    timed_out: fields.timedOut,
+    response_time: fields.responseTime,
+    status_code: fields.statusCode,
+    timings: fields.timings,
+    error: fields.error,
+    assertions: fields.assertions,
+    details: fields.details,
+    logs: fields.logs,
+    artifacts: fields.artifacts,
+    agent_id: fields.agentId,
+    attempt: job.attempt,
+    started_at: fields.startedAt,
+    stopped_at: fields.stoppedAt,
+  }));
+  // One statement for the whole batch: the rows travel as one JSON document.
   await tx.query(
     `INSERT INTO check_results (id, session_id, job_id, account_id, check_id, check_type, name, run_location,
         has_errors, has_failures, is_degraded, aborted, is_cancelled, timed_out, response_time, status_code, timings,
         error, assertions, details, logs, artifacts, agent_id, attempt, started_at, stopped_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-             $23, $24, $25, $26)`,
-    [
-      randomUUID(),
-      job.session_id,
-      job.id,
-      job.account_id,
-      job.check_id,
-      job.check_type,
-      job.payload.name,
-      job.run_location,
-      fields.hasErrors,
-      fields.hasFailures,
-      fields.isDegraded,
-      fields.aborted,
-      fields.isCancelled,
-      fields.timedOut,
-      fields.responseTime,
-      fields.statusCode,
-      fields.timings ? JSON.stringify(fields.timings) : null,
-      fields.error ? JSON.stringify(fields.error) : null,
-      JSON.stringify(fields.assertions),
-      JSON.stringify(fields.details),
-      JSON.stringify(fields.logs),
-      JSON.stringify(fields.artifacts),
-      fields.agentId,
-      job.attempt,
-      fields.startedAt,
-      fields.stoppedAt,
-    ],
+     SELECT id, session_id, job_id, account_id, check_id, check_type, name, run_location,
+        has_errors, has_failures, is_degraded, aborted, is_cancelled, timed_out, response_time, status_code, timings,
+        error, COALESCE(assertions, '[]'), COALESCE(details, '{}'), COALESCE(logs, '[]'), COALESCE(artifacts, '[]'),
+        agent_id, attempt, started_at, stopped_at
+     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, session_id uuid, job_id uuid, account_id uuid, check_id uuid,
+        check_type text, name text, run_location text, has_errors boolean, has_failures boolean, is_degraded boolean,
+        aborted boolean, is_cancelled boolean, timed_out boolean, response_time double precision, status_code integer,
+        timings jsonb, error jsonb, assertions jsonb, details jsonb, logs jsonb, artifacts jsonb, agent_id uuid,
+        attempt integer, started_at timestamptz, stopped_at timestamptz)`,
+    [JSON.stringify(records)],
   );
 }

@@ -95,34 +95,49 @@ export async function startSession(
 }
 
 /**
- * Recomputes a session's status from its results. Returns the row when this
- * call moved it to a final status, so completion is announced exactly once.
+ * Recomputes the status of each session from its results, in two statements
+ * whatever their number. Returns the rows this call moved to a final status,
+ * so each completion is announced exactly once. Locks the sessions in id order.
  */
-export async function refreshSessionStatus(tx: Queryable, sessionId: string): Promise<SessionRow | undefined> {
-  const [current] = await tx.query<SessionRow & { total: number; claimed: boolean }>(
-    `SELECT s.*, (SELECT count(*)::int FROM jobs j WHERE j.session_id = s.id) AS total,
-            EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = s.id AND j.claimed_by <> '[]'::jsonb) AS claimed
-     FROM check_sessions s WHERE s.id = $1 FOR UPDATE`,
-    [sessionId],
+export async function refreshSessionStatuses(tx: Queryable, sessionIds: readonly string[]): Promise<SessionRow[]> {
+  if (sessionIds.length === 0) return [];
+  const current = await tx.query<{
+    id: string;
+    status: SessionStatus;
+    total: number;
+    claimed: boolean;
+    results: ResultFlags[];
+    last_stop: string | null;
+  }>(
+    `SELECT s.id, s.status,
+            (SELECT count(*)::int FROM jobs j WHERE j.session_id = s.id) AS total,
+            EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = s.id AND j.claimed_by <> '[]'::jsonb) AS claimed,
+            COALESCE((SELECT jsonb_agg(jsonb_build_object('has_errors', r.has_errors, 'has_failures', r.has_failures,
+                        'is_degraded', r.is_degraded, 'is_cancelled', r.is_cancelled, 'timed_out', r.timed_out))
+                      FROM check_results r WHERE r.session_id = s.id), '[]'::jsonb) AS results,
+            (SELECT max(r.stopped_at) FROM check_results r WHERE r.session_id = s.id)::text AS last_stop
+     FROM check_sessions s WHERE s.id = ANY($1::uuid[]) ORDER BY s.id FOR UPDATE`,
+    [sessionIds],
   );
-  if (!current || FINAL_STATUSES.has(current.status)) return undefined;
-  const results = await tx.query<ResultFlags & { stopped_at: Date | null }>(
-    `SELECT has_errors, has_failures, is_degraded, is_cancelled, timed_out, stopped_at
-     FROM check_results WHERE session_id = $1`,
-    [sessionId],
+  const changes = current
+    .filter((row) => !FINAL_STATUSES.has(row.status))
+    .map((row) => ({ row, status: sessionStatus(row.total, row.results, row.claimed) }))
+    .filter(({ row, status }) => status !== row.status);
+  if (changes.length === 0) return [];
+  const updated = await tx.query<SessionRow>(
+    `UPDATE check_sessions s SET status = v.status,
+       stopped_at = CASE WHEN v.final THEN GREATEST(s.started_at, COALESCE(v.last_stop, now())) END
+     FROM unnest($1::uuid[], $2::text[], $3::boolean[], $4::timestamptz[]) AS v(id, status, final, last_stop)
+     WHERE s.id = v.id
+     RETURNING s.*`,
+    [
+      changes.map(({ row }) => row.id),
+      changes.map(({ status }) => status),
+      changes.map(({ status }) => FINAL_STATUSES.has(status)),
+      changes.map(({ row }) => row.last_stop),
+    ],
   );
-  const status = sessionStatus(current.total, results, current.claimed);
-  if (status === current.status) return undefined;
-  const final = FINAL_STATUSES.has(status);
-  const [updated] = await tx.query<SessionRow>(
-    `UPDATE check_sessions SET status = $2,
-       stopped_at = CASE WHEN $3::boolean THEN
-         GREATEST(started_at, COALESCE((SELECT max(stopped_at) FROM check_results WHERE session_id = $1), now()))
-       END
-     WHERE id = $1 RETURNING *`,
-    [sessionId, status, final],
-  );
-  return final ? updated : undefined;
+  return updated.filter((row) => FINAL_STATUSES.has(row.status));
 }
 
 export async function getSessionRow(
