@@ -16,8 +16,8 @@ import { Client } from 'undici';
 import { jsonLine, peakRssMb, start, type Child } from './processes.js';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 100);
-const BARE_REQUESTS = Number(process.env.BENCH_BARE_REQUESTS ?? 20_000);
-const PIPELINE_JOBS = Number(process.env.BENCH_PIPELINE_JOBS ?? 20_000);
+const BARE_REQUESTS = Number(process.env.BENCH_BARE_REQUESTS ?? 10_000);
+const PIPELINE_JOBS = Number(process.env.BENCH_PIPELINE_JOBS ?? 10_000);
 const TIMING_JOBS = Number(process.env.BENCH_TIMING_JOBS ?? 1000);
 const TIMING_DELAY_MS = 50;
 const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
