@@ -74,11 +74,16 @@ async function metric(healthUrl: string, name: string): Promise<number> {
   return line ? Number(line.split(' ')[1]) : 0;
 }
 
+/**
+ * Polls every 100 ms: often enough to time a run of several seconds to a few
+ * percent, rarely enough that rendering /metrics costs the agent nothing
+ * worth measuring.
+ */
 async function until(condition: () => Promise<boolean>, ms: number, what: string): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 20));
+    await new Promise((done) => setTimeout(done, 100));
   }
 }
 
