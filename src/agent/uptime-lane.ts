@@ -26,8 +26,14 @@ export class UptimeLane {
       connection,
       prefix,
       concurrency,
-      // A job is executed at most once by this lane; the service re-offers what is lost.
+      // A job is executed at most once by this lane; the service's lease, not a
+      // BullMQ lock, decides when lost work is offered again, so the lane spares
+      // Redis the lock renewals and stalled-job scans.
       maxStalledCount: 0,
+      skipLockRenewal: true,
+      skipStalledCheck: true,
+      // Without renewal the first lock must outlast the longest uptime job (35 s).
+      lockDuration: 10 * 60_000,
       removeOnComplete: { count: 0 },
       removeOnFail: { count: 0 },
     });

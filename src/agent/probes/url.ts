@@ -187,8 +187,9 @@ async function exchange(
   // Timeouts are the run's deadline, not undici's per-phase timers (0 disables them).
   const client = new Client(url.origin, { connect: connector.connect, headersTimeout: 0, bodyTimeout: 0 });
   let onAbort = (): void => undefined;
+  let completed = false;
   try {
-    return await new Promise<Hop>((resolve, reject) => {
+    const answered = await new Promise<Hop>((resolve, reject) => {
       onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
       signal.addEventListener('abort', onAbort, { once: true });
       client.dispatch(
@@ -202,9 +203,14 @@ async function exchange(
         timingHandler(hop, resolve, reject),
       );
     });
+    completed = !hop.bodyTruncated;
+    return answered;
   } finally {
     signal.removeEventListener('abort', onAbort);
-    await client.destroy();
+    // A finished exchange closes quietly; destroy() builds an error (and its
+    // stack trace) for every call, which a thousand runs a second notice.
+    if (completed) await client.close();
+    else await client.destroy();
   }
 }
 
