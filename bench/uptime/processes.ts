@@ -13,7 +13,7 @@ export function start(command: string, args: string[], env: Record<string, strin
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: string[] = [];
   const waiters = new Set<(line: string) => void>();
-  createInterface({ input: child.stdout! }).on('line', (line) => {
+  createInterface({ input: child.stdout }).on('line', (line) => {
     lines.push(line);
     for (const waiter of waiters) waiter(line);
   });

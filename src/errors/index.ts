@@ -17,3 +17,4 @@ export { RedirectError } from './redirect-error.js';
 export { PingUnavailableError } from './ping-unavailable-error.js';
 export { IcmpNotPermittedError } from './icmp-not-permitted-error.js';
 export { PingError } from './ping-error.js';
+export { DnsResponseError } from './dns-response-error.js';

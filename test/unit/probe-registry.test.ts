@@ -8,7 +8,7 @@ describe('probe registry', () => {
 
   it('maps each uptime check type to its probe', () => {
     expect(registry.probeFor('URL')).toBe(urlProbe);
-    expect(registry.checkTypes().sort()).toEqual(['ICMP', 'TCP', 'URL']);
+    expect(registry.checkTypes().sort()).toEqual(['DNS', 'ICMP', 'TCP', 'URL']);
     for (const checkType of registry.checkTypes()) expect(registry.probeFor(checkType).checkType).toBe(checkType);
   });
 
@@ -16,6 +16,6 @@ describe('probe registry', () => {
     for (const checkType of ['BROWSER', 'MULTI_STEP', 'constructor', '__proto__', '']) {
       expect(() => registry.probeFor(checkType), checkType).toThrow(UnsupportedCheckTypeError);
     }
-    expect(() => registry.probeFor('BROWSER')).toThrow(/No probe for check type BROWSER; this agent runs URL, TCP, ICMP/);
+    expect(() => registry.probeFor('BROWSER')).toThrow(/No probe for check type BROWSER; this agent runs URL, TCP, DNS, ICMP/);
   });
 });

@@ -4,13 +4,17 @@
  */
 import { UnsupportedCheckTypeError } from '../../errors/index.js';
 import type { CheckType } from '../../protocol/enums.js';
+import { createDnsProbe } from './dns.js';
 import { icmpProbe } from './icmp.js';
 import type { Probe } from './probe.js';
 import { createTcpProbe } from './tcp.js';
 import { urlProbe } from './url.js';
 
 export interface ProbeOptions {
-  /** USE_OS_DNS_RESOLVER: TCP monitors resolve through getaddrinfo instead of DNS. */
+  /**
+   * USE_OS_DNS_RESOLVER: TCP monitors, and DNS monitors whose name server is
+   * given as a host name, resolve through getaddrinfo instead of DNS.
+   */
   useOsDnsResolver: boolean;
 }
 
@@ -21,6 +25,7 @@ export class ProbeRegistry {
     const probes: Probe<unknown>[] = [
       urlProbe,
       createTcpProbe({ useOsResolver: options.useOsDnsResolver }),
+      createDnsProbe({ useOsResolver: options.useOsDnsResolver }),
       icmpProbe,
     ] as Probe<unknown>[];
     this.#probes = new Map(probes.map((probe) => [probe.checkType, probe]));
