@@ -126,6 +126,7 @@ async function startAgent(serviceUrl: string, key: string): Promise<{ child: Chi
     AGENT_HEALTH_PORT: String(port),
     LOG_LEVEL: 'WARN',
     SHUTDOWN_GRACE_SECONDS: '5',
+    NODE_OPTIONS: process.env.BENCH_AGENT_NODE_OPTIONS,
   });
   children.push(child);
   const health = `http://127.0.0.1:${port}`;

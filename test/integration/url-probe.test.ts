@@ -2,21 +2,18 @@
  * The URL probe against real servers on loopback: real sockets, real TLS, real
  * timing. Nothing here leaves the machine.
  */
-import { execFileSync } from 'node:child_process';
 import dns from 'node:dns/promises';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ProbeOutcome } from '../../src/agent/probes/probe.js';
 import { MAX_BODY_BYTES, MAX_REDIRECTS, urlProbe } from '../../src/agent/probes/url.js';
 import { InvalidSettingsError } from '../../src/errors/index.js';
+import { selfSignedCertificate, type Certificate } from '../support/certificate.js';
 
 interface TestServer {
   origin: string;
@@ -293,26 +290,15 @@ describe('urlProbe.run over plain HTTP', () => {
 });
 
 describe('urlProbe.run over HTTPS', () => {
-  let certDir = '';
+  let certificate: Certificate;
   let credentials: { key: string; cert: string };
 
   beforeAll(() => {
-    certDir = mkdtempSync(path.join(tmpdir(), 'outpost-url-probe-'));
-    const key = path.join(certDir, 'key.pem');
-    const cert = path.join(certDir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-        '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
-        '-keyout', key, '-out', cert],
-      { stdio: 'ignore' },
-    );
-    credentials = { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
+    certificate = selfSignedCertificate();
+    credentials = { key: certificate.key, cert: certificate.cert };
   });
 
-  afterAll(() => {
-    if (certDir) rmSync(certDir, { recursive: true, force: true });
-  });
+  afterAll(() => certificate?.remove());
 
   it('refuses a self-signed certificate unless told to skip the check', async () => {
     const server = await startServer((_req, res) => res.writeHead(200).end('secure'), { tls: credentials });
