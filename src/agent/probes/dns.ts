@@ -27,6 +27,7 @@ import type { ResultError } from '../../protocol/agent-api.js';
 import { DNS_RESPONSE_TIME_CAP_MS, DnsSettingsSchema } from '../../protocol/dns-settings.js';
 import type { DNS_RECORD_TYPES } from '../../protocol/dns-settings.js';
 import { evaluateAssertions } from './assertions.js';
+import { withResponseTime } from './response-time-verdict.js';
 import type { AssertionInput } from './assertions.js';
 import { HTTPS_TYPE, SVCB_TYPE, decodeSvcbRdata, formatSvcbRecord } from './dns-https-record.js';
 import { asIpLiteral, resolveHost } from './host-resolver.js';
@@ -576,19 +577,10 @@ function judge(settings: DnsSettingsParsed, exchange: Exchange, received: Receiv
       message: `${serverLabel(exchange)} answered ${rcode} to ${question} over ${exchange.protocol}`,
     };
   }
-  if (responseTime > settings.maxResponseTime) {
-    hasFailures = true;
-    error ??= {
-      code: 'MAX_RESPONSE_TIME',
-      message: `Response time ${responseTime} ms exceeded the maximum of ${settings.maxResponseTime} ms`,
-    };
-  }
   return {
     responseTime,
-    hasFailures,
+    ...withResponseTime(responseTime, settings, { hasFailures, isDegraded: false, error }),
     hasErrors: false,
-    isDegraded: responseTime > settings.degradedResponseTime,
-    error,
     timings: timings(responseTime),
     statusCode: null,
     assertions,

@@ -19,6 +19,7 @@ import { ConnectError, InvalidSettingsError, ProbeTimeoutError } from '../../err
 import type { ResultError, Timings } from '../../protocol/agent-api.js';
 import { TCP_RESPONSE_TIME_CAP_MS, TcpSettingsSchema } from '../../protocol/tcp-settings.js';
 import { evaluateAssertions } from './assertions.js';
+import { withResponseTime } from './response-time-verdict.js';
 import type { AssertionInput } from './assertions.js';
 import { asIpLiteral, resolveHost } from './host-resolver.js';
 import type { HostResolverOptions } from './host-resolver.js';
@@ -194,19 +195,11 @@ function judge(
       code: 'MAX_RESPONSE_TIME',
       message: `${target} sent nothing within the maximum response time of ${settings.maxResponseTime} ms`,
     };
-  } else if (responseTime > settings.maxResponseTime) {
-    hasFailures = true;
-    error = {
-      code: 'MAX_RESPONSE_TIME',
-      message: `Response time ${responseTime} ms exceeded the maximum of ${settings.maxResponseTime} ms`,
-    };
   }
   return {
     responseTime,
-    hasFailures,
+    ...withResponseTime(responseTime, settings, { hasFailures, isDegraded: false, error }),
     hasErrors: false,
-    isDegraded: responseTime > settings.degradedResponseTime,
-    error,
     timings: timings(attempt, now - startedAt),
     statusCode: null,
     assertions,

@@ -17,6 +17,7 @@ import {
 import type { ResultError, Timings } from '../../protocol/agent-api.js';
 import { URL_MAX_RESPONSE_TIME_CAP_MS, UrlSettingsSchema } from '../../protocol/url-settings.js';
 import { evaluateAssertions } from './assertions.js';
+import { withResponseTime } from './response-time-verdict.js';
 import type { AssertionInput } from './assertions.js';
 import { createTimedConnector } from './http-connector.js';
 import type { ConnectionPhases, IpFamily } from './http-connector.js';
@@ -275,19 +276,10 @@ function judge(settings: UrlSettingsParsed, final: Hop, hops: Hop[], elapsed: nu
       message: `${settings.request.method} ${final.url.href} answered ${statusCode}${final.statusText ? ` ${final.statusText}` : ''}`,
     };
   }
-  if (responseTime > settings.maxResponseTime) {
-    hasFailures = true;
-    error ??= {
-      code: 'MAX_RESPONSE_TIME',
-      message: `Response time ${responseTime} ms exceeded the maximum of ${settings.maxResponseTime} ms`,
-    };
-  }
   return {
     responseTime,
-    hasFailures,
+    ...withResponseTime(responseTime, settings, { hasFailures, isDegraded: false, error }),
     hasErrors: false,
-    isDegraded: responseTime > settings.degradedResponseTime,
-    error,
     timings,
     statusCode,
     assertions,
