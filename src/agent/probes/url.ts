@@ -18,6 +18,7 @@ import type { ResultError, Timings } from '../../protocol/agent-api.js';
 import { URL_MAX_RESPONSE_TIME_CAP_MS, UrlSettingsSchema } from '../../protocol/url-settings.js';
 import { evaluateAssertions } from './assertions.js';
 import { withResponseTime } from './response-time-verdict.js';
+import { describeSchemaErrors } from './settings-errors.js';
 import type { AssertionInput } from './assertions.js';
 import { createTimedConnector } from './http-connector.js';
 import type { ConnectionPhases, IpFamily } from './http-connector.js';
@@ -54,7 +55,7 @@ export function parseUrlSettings(raw: unknown): UrlSettingsParsed {
   // Default mutates; the job's own object must stay as the service sent it.
   const value = Value.Default(UrlSettingsSchema, Value.Clone(raw));
   if (!Value.Check(UrlSettingsSchema, value)) {
-    throw new InvalidSettingsError(`Invalid URL monitor settings: ${describeSchemaErrors(value)}`);
+    throw new InvalidSettingsError(`Invalid URL monitor settings: ${describeSchemaErrors(UrlSettingsSchema, value)}`);
   }
   const problems: string[] = [];
   const url = URL.parse(value.request.url);
@@ -62,36 +63,6 @@ export function parseUrlSettings(raw: unknown): UrlSettingsParsed {
   if (problems.length > 0) throw new InvalidSettingsError(`Invalid URL monitor settings: ${problems.join('; ')}`);
   // Value.Default filled every optional field that has a default, which is all of them.
   return value as UrlSettingsParsed;
-}
-
-function describeSchemaErrors(value: unknown): string {
-  // Unions report one error per member; fold them into one line per field.
-  const byPath = new Map<string, { messages: Set<string>; allowed: Set<unknown> }>();
-  for (const error of Value.Errors(UrlSettingsSchema, value)) {
-    const path = toFieldPath(error.instancePath);
-    const entry = byPath.get(path) ?? { messages: new Set<string>(), allowed: new Set<unknown>() };
-    byPath.set(path, entry);
-    if (error.keyword === 'const') entry.allowed.add(error.params.allowedValue);
-    else if (error.keyword === 'enum') error.params.allowedValues.forEach((v) => entry.allowed.add(v));
-    else if (error.keyword !== 'anyOf') entry.messages.add(error.message);
-  }
-  return [...byPath]
-    .map(([path, { messages, allowed }]) => {
-      const parts = [...messages];
-      if (allowed.size > 0) parts.push(`must be one of ${[...allowed].map((v) => JSON.stringify(v)).join(', ')}`);
-      if (parts.length === 0) parts.push('is invalid');
-      return `${path}: ${parts.join(', ')}`;
-    })
-    .join('; ');
-}
-
-/** "/request/assertions/0/target" → "request.assertions[0].target". */
-function toFieldPath(instancePath: string): string {
-  const segments = instancePath.split('/').slice(1);
-  if (segments.length === 0) return '(settings)';
-  return segments
-    .map((segment, index) => (/^\d+$/.test(segment) ? `[${segment}]` : index === 0 ? segment : `.${segment}`))
-    .join('');
 }
 
 /** What one request/response exchange found; filled in as it happens, so a failure keeps what was measured. */
