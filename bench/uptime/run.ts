@@ -19,7 +19,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 100);
 const BARE_REQUESTS = Number(process.env.BENCH_BARE_REQUESTS ?? 10_000);
 const PIPELINE_JOBS = Number(process.env.BENCH_PIPELINE_JOBS ?? 10_000);
 const TIMING_JOBS = Number(process.env.BENCH_TIMING_JOBS ?? 1000);
-const TIMING_DELAY_MS = 50;
+const TIMING_DELAY_MS = Number(process.env.BENCH_TIMING_DELAY_MS ?? 50);
 const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
 
 const accountId = randomUUID();

@@ -214,8 +214,13 @@ describe('urlProbe.run over plain HTTP', () => {
     expect(timings.tcp).toBeGreaterThan(0);
     expect(timings.firstByte).toBeGreaterThan(0);
     expect(timings.download).toBeGreaterThanOrEqual(0);
-    expect(outcome.responseTime).toBe(timings.total);
-    expect(timings.total).toBeGreaterThanOrEqual((timings.tcp ?? 0) + (timings.firstByte ?? 0));
+    // responseTime is the network's share: the whole run less the agent's own `wait`.
+    expect(outcome.responseTime).toBeCloseTo(timings.total! - timings.wait!, 2);
+    expect(outcome.responseTime).toBeCloseTo(
+      timings.dns! + timings.tcp! + (timings.tls ?? 0) + timings.firstByte! + timings.download!,
+      2,
+    );
+    expect(timings.total).toBeGreaterThanOrEqual(outcome.responseTime);
     expect(server.requests[0]?.method).toBe('GET');
     expect(server.requests[0]?.url).toBe('/health?x=1');
     expect(server.requests[0]?.headers.connection).toBe('close');
@@ -364,8 +369,8 @@ describe('urlProbe.run and redirects', () => {
     expect(server.connections).toHaveLength(4);
     const timings = outcome.timings;
     if (timings === null) throw new Error('expected timings');
-    expect(timings.total).toBe(outcome.responseTime);
-    expect(timings.total).toBeGreaterThanOrEqual((timings.tcp ?? 0) + (timings.firstByte ?? 0));
+    expect(outcome.responseTime).toBeCloseTo(timings.total! - timings.wait!, 2);
+    expect(timings.total).toBeGreaterThanOrEqual(outcome.responseTime);
   });
 
   it('takes the redirect itself as the answer when not following', async () => {

@@ -231,7 +231,10 @@ function timingHandler(hop: Hop, resolve: (hop: Hop) => void, reject: (error: Er
 
 function judge(settings: UrlSettingsParsed, final: Hop, hops: Hop[], elapsed: number): ProbeOutcome {
   const timings = sumTimings(hops, elapsed);
-  const responseTime = round(elapsed);
+  // The target's time, not the agent's: the network phases, without `wait`
+  // (the agent setting up before and between them), which grows with the
+  // agent's own load and says nothing about the site.
+  const responseTime = round(timings.total! - (timings.wait ?? 0));
   const statusCode = final.statusCode ?? 0;
   const assertions = evaluateAssertions(settings.request.assertions, (source) =>
     source === 'STATUS_CODE' ? statusCode : undefined,
