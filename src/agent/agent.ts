@@ -89,7 +89,9 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       const status = result.hasErrors || result.hasFailures ? 'failed' : result.isDegraded ? 'degraded' : 'passed';
       metrics.jobsFinished.inc({ check_type: job.checkType, status });
       log.debug({ status, responseTime: result.responseTime }, 'job finished');
-      await reporter.report(result);
+      // The slot frees as soon as the probe is done: posting is the reporter's
+      // business (batched, retried, flushed at shutdown) and never rejects.
+      void reporter.report(result);
     } finally {
       clearInterval(lease);
       inFlight.delete(job.jobId);
