@@ -1,5 +1,7 @@
+import { createSocket, type Socket } from 'node:dgram';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import dnsPacket from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startTestAgent, type TestAgent } from '../support/agent.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -7,16 +9,33 @@ import { closedPort } from '../support/target.js';
 
 const FINAL = new Set(['PASSED', 'FAILED', 'DEGRADED', 'TIMED_OUT']);
 
-/** TCP and ICMP monitors through the whole path: API, scheduler, agent, probe, session. */
-describe('TCP and ICMP monitors end to end', () => {
+/** TCP, DNS and ICMP monitors through the whole path: API, scheduler, agent, probe, session. */
+describe('TCP, DNS and ICMP monitors end to end', () => {
   let service: TestService;
   let agent: TestAgent;
   let echo: Server;
+  let nameServer: Socket;
   let slug: string;
 
   beforeAll(async () => {
     echo = createServer((socket) => socket.on('data', (data) => socket.end(data)));
     await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    // A one-zone name server on loopback: intranet.test has an A record, anything else is NXDOMAIN.
+    nameServer = createSocket('udp4');
+    nameServer.on('message', (message, peer) => {
+      const query = dnsPacket.decode(message);
+      const question = query.questions?.[0];
+      const known = question?.name === 'intranet.test' && question.type === 'A';
+      const answer = dnsPacket.encode({
+        id: query.id,
+        type: 'response',
+        flags: dnsPacket.AUTHORITATIVE_ANSWER | (known ? 0 : 3),
+        questions: query.questions,
+        answers: known ? [{ type: 'A', name: 'intranet.test', ttl: 60, data: '127.0.0.42' }] : [],
+      });
+      nameServer.send(answer, peer.port, peer.address);
+    });
+    await new Promise<void>((resolve) => nameServer.bind(0, '127.0.0.1', resolve));
     service = await startTestService('pglite');
     const location = await service.privateLocation();
     slug = location.slugName;
@@ -28,6 +47,7 @@ describe('TCP and ICMP monitors end to end', () => {
     await agent?.stop();
     await service?.close();
     await new Promise((resolve) => echo?.close(resolve));
+    nameServer?.close();
   });
 
   async function run(type: string, body: Record<string, unknown>) {
@@ -67,6 +87,23 @@ describe('TCP and ICMP monitors end to end', () => {
     const { session } = await run('tcp', { request: { hostname: '127.0.0.1', port: await closedPort() } });
     expect(session.status).toBe('FAILED');
     expect(session.results[0].error.code).toBe('CONNECTION_FAILED');
+  });
+
+  it('passes a DNS monitor whose name server answers as asserted, and fails on NXDOMAIN', async () => {
+    const port = nameServer.address().port;
+    const found = await run('dns', {
+      request: {
+        query: 'intranet.test',
+        nameServer: '127.0.0.1',
+        port,
+        assertions: [{ source: 'JSON_ANSWER', property: '$.answers[0].data', comparison: 'EQUALS', target: '127.0.0.42' }],
+      },
+    });
+    expect(found.session.status).toBe('PASSED');
+    expect(found.detail.details.rcode).toBe('NOERROR');
+    const missing = await run('dns', { request: { query: 'nowhere.intranet.test', nameServer: '127.0.0.1', port } });
+    expect(missing.session.status).toBe('FAILED');
+    expect(missing.session.results[0].error.code).toBe('DNS_RCODE');
   });
 
   it('passes an ICMP monitor to the loopback address with the real ping', async () => {
