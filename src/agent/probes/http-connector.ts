@@ -3,12 +3,12 @@
  * probe can report how long name resolution, the TCP handshake and the TLS
  * handshake each took, and say precisely which one failed.
  */
-import dns from 'node:dns';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import type { buildConnector } from 'undici';
-import { ConnectError, DnsError, TlsError } from '../../errors/index.js';
+import { resolveHost, type ResolvedAddress } from './host-resolver.js';
+import { ConnectError, TlsError } from '../../errors/index.js';
 
 export type IpFamily = 'IPv4' | 'IPv6';
 
@@ -68,7 +68,8 @@ async function open(
     phases.dns = 0;
   } else {
     try {
-      resolved = await resolveAddress(hostname, options.ipFamily, options.signal);
+      // URL monitors resolve as browsers do: through the OS resolver (hosts file, search domains).
+      resolved = await resolveHost(hostname, options.ipFamily, { useOsResolver: true }, options.signal);
     } finally {
       // Kept on failure too: a resolver that takes 5 s to say "no" is worth seeing.
       phases.dns = performance.now() - started;
@@ -85,63 +86,6 @@ async function open(
   const tlsSocket = await handshake(socket, hostname, port, options);
   phases.tls = performance.now() - started;
   return tlsSocket;
-}
-
-interface ResolvedAddress {
-  address: string;
-  family: 4 | 6;
-}
-
-async function resolveAddress(hostname: string, ipFamily: IpFamily, signal: AbortSignal): Promise<ResolvedAddress> {
-  if (ipFamily === 'IPv4') return lookup(hostname, 4, signal);
-  try {
-    return await lookup(hostname, 6, signal);
-  } catch (error) {
-    // A v4-only host is still reachable for an IPv6-preferring monitor; only
-    // "no such address" falls back, anything else (abort included) is final.
-    if (error instanceof DnsError && error.cause instanceof Error && isNoAddress(error.cause)) {
-      return lookup(hostname, 4, signal);
-    }
-    throw error;
-  }
-}
-
-function isNoAddress(error: Error): boolean {
-  const code = errnoCode(error);
-  return code === 'ENOTFOUND' || code === 'ENODATA' || code === 'EAI_ADDRFAMILY' || code === 'EAI_NODATA';
-}
-
-function lookup(hostname: string, family: 4 | 6, signal: AbortSignal): Promise<ResolvedAddress> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(toError(signal.reason));
-      return;
-    }
-    // dns.lookup cannot be cancelled; on abort the answer is simply ignored.
-    const onAbort = (): void => reject(toError(signal.reason));
-    signal.addEventListener('abort', onAbort, { once: true });
-    dns.lookup(hostname, { family }, (error, address, answeredFamily) => {
-      signal.removeEventListener('abort', onAbort);
-      if (error) {
-        reject(new DnsError(describeDnsFailure(hostname, family, error), { cause: error }));
-        return;
-      }
-      resolve({ address, family: answeredFamily === 6 ? 6 : 4 });
-    });
-  });
-}
-
-function describeDnsFailure(hostname: string, family: 4 | 6, error: NodeJS.ErrnoException): string {
-  const record = family === 6 ? 'AAAA' : 'A';
-  const code = error.code ?? 'unknown error';
-  switch (code) {
-    case 'ENOTFOUND':
-      return `DNS lookup of ${hostname} failed: no ${record} record found (ENOTFOUND)`;
-    case 'EAI_AGAIN':
-      return `DNS lookup of ${hostname} failed: the resolver did not answer in time (EAI_AGAIN)`;
-    default:
-      return `DNS lookup of ${hostname} failed: ${error.message}`;
-  }
 }
 
 function connectTcp(address: string, port: number, family: 4 | 6, signal: AbortSignal): Promise<net.Socket> {
