@@ -1,6 +1,6 @@
 import { errorCode } from '../errors/index.js';
 import type { Job, Result } from '../protocol/agent-api.js';
-import type { ProbeOutcome } from './probes/probe.js';
+import { erroredOutcome, type ProbeOutcome } from './probes/probe.js';
 import type { ProbeRegistry } from './probes/registry.js';
 
 /**
@@ -49,17 +49,8 @@ export async function executeJob(
 }
 
 function failedOutcome(error: unknown, elapsed: number): ProbeOutcome {
-  return {
-    responseTime: elapsed,
-    hasErrors: true,
-    hasFailures: true,
-    isDegraded: false,
-    error: { code: errorCode(error) ?? 'INTERNAL', message: error instanceof Error ? error.message : String(error) },
-    timings: null,
-    statusCode: null,
-    assertions: [],
-    details: {},
-  };
+  const message = error instanceof Error ? error.message : String(error);
+  return erroredOutcome({ code: errorCode(error) ?? 'INTERNAL', message }, elapsed, null, {});
 }
 
 /**

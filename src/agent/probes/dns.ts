@@ -34,7 +34,7 @@ import { asIpLiteral, resolveHost } from './host-resolver.js';
 import type { HostResolverOptions } from './host-resolver.js';
 import { endpoint } from './http-connector.js';
 import { queryJsonPath } from './json-path.js';
-import type { Probe, ProbeContext, ProbeOutcome } from './probe.js';
+import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
 import { budgetMs, describeRunFailure, roundMs } from './probe-failure.js';
 import { describeSchemaErrors } from './settings-errors.js';
 
@@ -598,17 +598,7 @@ function judge(settings: DnsSettingsParsed, exchange: Exchange, received: Receiv
 }
 
 function failed(error: ResultError, exchange: Exchange, elapsed: number): ProbeOutcome {
-  return {
-    responseTime: roundMs(elapsed),
-    hasFailures: true,
-    hasErrors: true,
-    isDegraded: false,
-    error,
-    timings: null,
-    statusCode: null,
-    assertions: [],
-    details: { ...exchangeDetails(exchange), rcode: null, truncated: false },
-  };
+  return erroredOutcome(error, roundMs(elapsed), null, { ...exchangeDetails(exchange), rcode: null, truncated: false });
 }
 
 function exchangeDetails(exchange: Exchange): Record<string, unknown> {

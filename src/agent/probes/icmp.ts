@@ -25,7 +25,7 @@ import { parsePingOutput } from './ping-output.js';
 import type { PingReport } from './ping-output.js';
 import { NET_RAW_ADVICE, runPing } from './ping-process.js';
 import type { PingRun } from './ping-process.js';
-import type { Probe, ProbeContext, ProbeOutcome } from './probe.js';
+import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
 import { budgetMs, describeRunFailure, roundMs } from './probe-failure.js';
 import { describeSchemaErrors } from './settings-errors.js';
 
@@ -263,17 +263,8 @@ function safeQuery(document: unknown, path: string): unknown {
 }
 
 function failed(error: ResultError, hostname: string, attempt: Attempt, elapsed: number): ProbeOutcome {
-  return {
-    responseTime: roundMs(elapsed),
-    hasFailures: true,
-    hasErrors: true,
-    isDegraded: false,
-    error,
-    timings: attempt.dns === null ? null : timings(attempt, elapsed),
-    statusCode: null,
-    assertions: [],
-    details: baseDetails(hostname, attempt),
-  };
+  const measured = attempt.dns === null ? null : timings(attempt, elapsed);
+  return erroredOutcome(error, roundMs(elapsed), measured, baseDetails(hostname, attempt));
 }
 
 function timings(attempt: Attempt, elapsed: number): Timings {

@@ -33,3 +33,23 @@ export interface Probe<Settings> {
   parseSettings(raw: unknown): Settings;
   run(settings: Settings, context: ProbeContext): Promise<ProbeOutcome>;
 }
+
+/** A run that could not be carried out: failed and errored, nothing judged, what was measured kept. */
+export function erroredOutcome(
+  error: ResultError,
+  responseTime: number,
+  timings: Timings | null,
+  details: Record<string, unknown>,
+): ProbeOutcome {
+  return {
+    responseTime,
+    hasFailures: true,
+    hasErrors: true,
+    isDegraded: false,
+    error,
+    timings,
+    statusCode: null,
+    assertions: [],
+    details,
+  };
+}

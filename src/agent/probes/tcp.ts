@@ -25,7 +25,7 @@ import { asIpLiteral, resolveHost } from './host-resolver.js';
 import type { HostResolverOptions } from './host-resolver.js';
 import { createTimedConnector, endpoint } from './http-connector.js';
 import type { IpFamily } from './http-connector.js';
-import type { Probe, ProbeContext, ProbeOutcome } from './probe.js';
+import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
 import { budgetMs, describeRunFailure, roundMs } from './probe-failure.js';
 import { describeSchemaErrors } from './settings-errors.js';
 import { exchange, newExchangeRecord, responseText } from './tcp-exchange.js';
@@ -208,17 +208,8 @@ function judge(
 }
 
 function failed(error: ResultError, hostname: string, attempt: Attempt, elapsed: number): ProbeOutcome {
-  return {
-    responseTime: roundMs(elapsed),
-    hasFailures: true,
-    hasErrors: true,
-    isDegraded: false,
-    error,
-    timings: attempt.dns === null ? null : timings(attempt, elapsed),
-    statusCode: null,
-    assertions: [],
-    details: details(hostname, attempt),
-  };
+  const measured = attempt.dns === null ? null : timings(attempt, elapsed);
+  return erroredOutcome(error, roundMs(elapsed), measured, details(hostname, attempt));
 }
 
 /** firstByte: from the write (or from the connect, when nothing was sent) to the first byte back. */

@@ -22,7 +22,7 @@ import { describeSchemaErrors } from './settings-errors.js';
 import type { AssertionInput } from './assertions.js';
 import { createTimedConnector } from './http-connector.js';
 import type { ConnectionPhases, IpFamily } from './http-connector.js';
-import type { Probe, ProbeContext, ProbeOutcome } from './probe.js';
+import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
 
 /** Redirects followed before giving up; the request after the 10th redirect is never sent. */
 export const MAX_REDIRECTS = 10;
@@ -262,17 +262,7 @@ function judge(settings: UrlSettingsParsed, final: Hop, hops: Hop[], elapsed: nu
 }
 
 function failed(error: ResultError, hops: Hop[], elapsed: number): ProbeOutcome {
-  return {
-    responseTime: round(elapsed),
-    hasFailures: true,
-    hasErrors: true,
-    isDegraded: false,
-    error,
-    timings: hops.length > 0 ? sumTimings(hops, elapsed) : null,
-    statusCode: null,
-    assertions: [],
-    details: details(hops),
-  };
+  return erroredOutcome(error, round(elapsed), hops.length > 0 ? sumTimings(hops, elapsed) : null, details(hops));
 }
 
 function describeFailure(error: unknown, request: string, deadline: AbortSignal, cancel: AbortSignal): ResultError {
