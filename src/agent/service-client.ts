@@ -57,10 +57,6 @@ export class ServiceClient {
     return answer.leaseExpiresAt;
   }
 
-  async postResult(result: Result): Promise<void> {
-    await this.#call('POST', `/v1/agent/jobs/${result.jobId}/result`, result);
-  }
-
   /** Up to MAX_RESULTS_PER_BATCH results in one call; each gets its own outcome. */
   postResults(results: readonly Result[]): Promise<ResultBatchAnswer> {
     return this.#json('POST', '/v1/agent/results', { results }, resultBatchAnswer);
