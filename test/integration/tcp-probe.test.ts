@@ -10,6 +10,7 @@ import net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
+import { within } from '../support/deadline.js';
 import type { ProbeOutcome } from '../../src/agent/probes/probe.js';
 import {
   TCP_MAX_RESPONSE_BYTES,
@@ -102,13 +103,6 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms)),
-  ]);
 }
 
 interface RunOptions {

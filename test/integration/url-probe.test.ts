@@ -10,6 +10,7 @@ import net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { within } from '../support/deadline.js';
 import type { ProbeOutcome } from '../../src/agent/probes/probe.js';
 import { MAX_BODY_BYTES, MAX_REDIRECTS, urlProbe } from '../../src/agent/probes/url.js';
 import { InvalidSettingsError } from '../../src/errors/index.js';
@@ -80,13 +81,6 @@ afterEach(async () => {
 function later(res: ServerResponse, ms: number, action: () => void): void {
   const timer = setTimeout(action, ms);
   res.once('close', () => clearTimeout(timer));
-}
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms)),
-  ]);
 }
 
 interface RunOptions {

@@ -35,13 +35,7 @@ export async function createCheck(
       randomUUID(),
       accountId,
       checkType,
-      definition.name,
-      definition.activated,
-      definition.muted,
-      definition.frequency,
-      JSON.stringify(definition.tags),
-      JSON.stringify(definition.privateLocations),
-      JSON.stringify(definition),
+      ...definitionColumns(definition),
     ],
   );
   return rows[0]!;
@@ -118,13 +112,7 @@ export async function updateCheck(
     [
       accountId,
       id,
-      definition.name,
-      definition.activated,
-      definition.muted,
-      definition.frequency,
-      JSON.stringify(definition.tags),
-      JSON.stringify(definition.privateLocations),
-      JSON.stringify(definition),
+      ...definitionColumns(definition),
     ],
   );
   return rows[0];
@@ -134,4 +122,17 @@ export async function updateCheck(
 export async function deleteCheck(db: Queryable, accountId: string, id: string): Promise<boolean> {
   const rows = await db.query('DELETE FROM checks WHERE account_id = $1 AND id = $2 RETURNING id', [accountId, id]);
   return rows.length > 0;
+}
+
+/** The columns a definition is stored in, in the order both writers bind them. */
+function definitionColumns(definition: CheckDefinition): unknown[] {
+  return [
+    definition.name,
+    definition.activated,
+    definition.muted,
+    definition.frequency,
+    JSON.stringify(definition.tags),
+    JSON.stringify(definition.privateLocations),
+    JSON.stringify(definition),
+  ];
 }
