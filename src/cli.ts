@@ -46,6 +46,8 @@ program
     try {
       const config = loadAgentConfig();
       const { startAgent } = await import('./agent/agent.js');
+      const { tuneHeapForLongRunningAgent } = await import('./agent/heap-tuning.js');
+      tuneHeapForLongRunningAgent();
       const agent = await startAgent(config);
       stopOnSignals(() => agent.stop());
     } catch (error) {
