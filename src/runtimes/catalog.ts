@@ -1,0 +1,82 @@
+/**
+ * The runtime records: one directory per runtime under `runtimes/`, read once.
+ * `runtime.json` says what the runtime is; its `package.json`, where there is
+ * one, pins what it installs (its Node.js binary and npm packages), and is the
+ * only source of the dependency list the API shows, so the two cannot drift.
+ */
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export const RUNTIME_STAGES = ['ALPHA', 'BETA', 'CURRENT', 'DEPRECATED', 'REMOVED', 'STABLE'] as const;
+export type RuntimeStage = (typeof RUNTIME_STAGES)[number];
+
+export interface RuntimeRecord {
+  name: string;
+  stage: RuntimeStage;
+  nodeJsVersion: string;
+  multiStepSupport: boolean;
+  /** ISO date on which the runtime is removed. */
+  runtimeEndOfLife: string;
+  description: string;
+  /** npm package → version, as pinned by the runtime's package.json; empty for a record only. */
+  dependencies: Record<string, string>;
+  /** Has a package.json: the agent can install it and run checks on it. */
+  installable: boolean;
+}
+
+/** `runtimes/` beside `src/` and `dist/`: the same path from the sources and from the build. */
+export const RUNTIMES_SOURCE_DIR = resolve(import.meta.dirname, '../../runtimes');
+
+let cached: readonly RuntimeRecord[] | undefined;
+
+/** Every runtime record, newest first. */
+export function runtimeCatalog(): readonly RuntimeRecord[] {
+  cached ??= loadRuntimeCatalog(RUNTIMES_SOURCE_DIR);
+  return cached;
+}
+
+export function findRuntime(id: string): RuntimeRecord | undefined {
+  return runtimeCatalog().find((runtime) => runtime.name === id);
+}
+
+/** A runtime a new check may be put on: not removed. */
+export function isSelectable(runtime: RuntimeRecord): boolean {
+  return runtime.stage !== 'REMOVED';
+}
+
+export function loadRuntimeCatalog(directory: string): RuntimeRecord[] {
+  const records: RuntimeRecord[] = [];
+  for (const entry of readdirSync(directory, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    const recordPath = join(directory, entry.name, 'runtime.json');
+    if (!existsSync(recordPath)) continue;
+    const record = parseRecord(readFileSync(recordPath, 'utf8'), recordPath);
+    if (record.name !== entry.name) throw new Error(`${recordPath}: name ${record.name} does not match its directory`);
+    const manifestPath = join(directory, entry.name, 'package.json');
+    const manifest = existsSync(manifestPath)
+      ? (JSON.parse(readFileSync(manifestPath, 'utf8')) as { dependencies?: Record<string, string> })
+      : undefined;
+    records.push({ ...record, dependencies: manifest?.dependencies ?? {}, installable: manifest !== undefined });
+  }
+  return records.sort((a, b) => b.name.localeCompare(a.name));
+}
+
+function parseRecord(text: string, where: string): Omit<RuntimeRecord, 'dependencies' | 'installable'> {
+  const raw = JSON.parse(text) as Record<string, unknown>;
+  const problems: string[] = [];
+  const string = (field: string): string => {
+    const value = raw[field];
+    if (typeof value !== 'string' || value.length === 0) problems.push(`${field} must be a non-empty string`);
+    return String(value);
+  };
+  const name = string('name');
+  const nodeJsVersion = string('nodeJsVersion');
+  const runtimeEndOfLife = string('runtimeEndOfLife');
+  const description = string('description');
+  const stage = raw.stage as RuntimeStage;
+  if (!RUNTIME_STAGES.includes(stage)) problems.push(`stage must be one of ${RUNTIME_STAGES.join(', ')}`);
+  if (typeof raw.multiStepSupport !== 'boolean') problems.push('multiStepSupport must be a boolean');
+  if (!/^\d+\.\d+\.\d+$/.test(nodeJsVersion)) problems.push('nodeJsVersion must be a full version such as 24.13.1');
+  if (problems.length > 0) throw new Error(`${where}: ${problems.join('; ')}`);
+  return { name, stage, nodeJsVersion, multiStepSupport: raw.multiStepSupport as boolean, runtimeEndOfLife, description };
+}
