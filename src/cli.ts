@@ -1,7 +1,13 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { agentEnvHelp, loadAgentConfig } from './agent/config.js';
-import { ConfigError, RedisServerMissingError } from './errors/index.js';
+import {
+  ConfigError,
+  RedisServerMissingError,
+  RuntimeInstallError,
+  RuntimeNotInstallableError,
+  UnknownRuntimeError,
+} from './errors/index.js';
 import { loadServiceConfig, serviceEnvHelp } from './service/config.js';
 import { stopOnSignals } from './shutdown.js';
 import { VERSION } from './version.js';
@@ -9,11 +15,17 @@ import { VERSION } from './version.js';
 // Each command loads only its own half: the agent must not carry the service's
 // web framework and embedded PostgreSQL in its memory.
 
-/** Known, explained failures print their message alone; anything else keeps its stack. */
+/**
+ * Known, explained failures print their message alone; anything else keeps its
+ * stack. Exit code 2: what was asked for is wrong (configuration, runtime ids);
+ * 1: it was right but could not be done.
+ */
 function fail(error: unknown): never {
-  if (error instanceof ConfigError || error instanceof RedisServerMissingError) {
+  const wrongInput =
+    error instanceof ConfigError || error instanceof UnknownRuntimeError || error instanceof RuntimeNotInstallableError;
+  if (wrongInput || error instanceof RedisServerMissingError || error instanceof RuntimeInstallError) {
     console.error(error.message);
-    process.exit(error instanceof ConfigError ? 2 : 1);
+    process.exit(wrongInput ? 2 : 1);
   }
   console.error(error);
   process.exit(1);
@@ -71,6 +83,43 @@ program
         console.log('stopping…');
         await dev.stop();
       });
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+const runtimes = program
+  .command('runtimes')
+  .description('Install and list the pinned runtimes (Node.js and npm packages) that script checks run on.');
+
+runtimes
+  .command('install')
+  .description(
+    'Install runtimes into runtimes/<id>/node_modules with npm ci (HTTPS_PROXY and npm configuration apply). ' +
+      'Without ids: 2026.04 and 2025.04. Runtimes already installed from the same lockfile are skipped.',
+  )
+  .argument('[ids...]', 'runtime ids, e.g. 2026.04')
+  .option('--all', 'install every installable runtime')
+  .option('--force', 'run npm ci even where the runtime is already installed')
+  .action(async (ids: string[], options: { all?: boolean; force?: boolean }) => {
+    try {
+      const { installRuntimes } = await import('./runtimes/install.js');
+      await installRuntimes(ids, { all: options.all, force: options.force, progress: process.stdout });
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+runtimes
+  .command('list')
+  .description('List every runtime record and whether it is installed here.')
+  .action(async () => {
+    try {
+      const { runtimeCatalog } = await import('./runtimes/catalog.js');
+      const { installedRuntimes } = await import('./runtimes/installed.js');
+      const { runtimeTable } = await import('./runtimes/runtime-table.js');
+      const installed = new Set(installedRuntimes().map((runtime) => runtime.name));
+      console.log(runtimeTable(runtimeCatalog(), installed));
     } catch (error) {
       fail(error);
     }

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { ConflictError } from '../errors/index.js';
 import { createLogger, type Logger } from '../logging.js';
 import type { HelloRequest, Job } from '../protocol/agent-api.js';
+import { installedRuntimes } from '../runtimes/installed.js';
 import { VERSION } from '../version.js';
 import { sleep, within } from './backoff.js';
 import type { AgentConfig } from './config.js';
@@ -111,7 +112,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     hostname: hostname(),
     mode: 'full',
     checkTypes: probes.checkTypes(),
-    runtimes: [],
+    runtimes: installedRuntimes().map((runtime) => runtime.name),
     capacity: { uptime: config.uptimeConcurrency, script: 0 },
   };
   const pollAbort = new AbortController();

@@ -18,3 +18,6 @@ export { PingUnavailableError } from './ping-unavailable-error.js';
 export { IcmpNotPermittedError } from './icmp-not-permitted-error.js';
 export { PingError } from './ping-error.js';
 export { DnsResponseError } from './dns-response-error.js';
+export { UnknownRuntimeError } from './unknown-runtime-error.js';
+export { RuntimeNotInstallableError } from './runtime-not-installable-error.js';
+export { RuntimeInstallError } from './runtime-install-error.js';
