@@ -11,6 +11,7 @@ import { analyticsRoutes } from './routes/analytics.js';
 import { checkSessionRoutes } from './routes/check-sessions.js';
 import { checkRoutes } from './routes/checks.js';
 import { privateLocationRoutes } from './routes/private-locations.js';
+import { runtimeRoutes } from './routes/runtimes.js';
 import { validatorCompiler } from './validation.js';
 
 export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance> {
@@ -73,6 +74,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(checkRoutes(ctx));
     await user.register(checkSessionRoutes(ctx));
     await user.register(analyticsRoutes(ctx));
+    await user.register(runtimeRoutes());
   });
 
   await app.register(async (agent) => {

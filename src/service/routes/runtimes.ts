@@ -1,0 +1,49 @@
+import Type from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { findRuntime, RUNTIME_STAGES, runtimeCatalog, type RuntimeRecord } from '../../runtimes/catalog.js';
+import { sendErrorA } from '../http-errors.js';
+import { ErrorA } from '../schemas/common.js';
+
+const tags = ['Runtimes'];
+
+const Runtime = Type.Object({
+  name: Type.String({ description: 'The runtime id, e.g. 2026.04' }),
+  multiStepSupport: Type.Boolean(),
+  nodeJsVersion: Type.String(),
+  dependencies: Type.Record(Type.String(), Type.String(), { description: 'npm package → exact version' }),
+  stage: Type.Enum(RUNTIME_STAGES),
+  runtimeEndOfLife: Type.String({ description: 'Date (YYYY-MM-DD) on which the runtime is removed' }),
+  description: Type.String(),
+});
+
+/** The public face of a record: whether this service's own disk could install it is nobody's business. */
+function present(runtime: RuntimeRecord) {
+  const { name, multiStepSupport, nodeJsVersion, dependencies, stage, runtimeEndOfLife, description } = runtime;
+  return { name, multiStepSupport, nodeJsVersion, dependencies, stage, runtimeEndOfLife, description };
+}
+
+// No account data: every account sees the same catalog, read from runtimes/ at first use.
+export const runtimeRoutes = (): FastifyPluginAsyncTypebox => async (app) => {
+  app.get(
+    '/v1/runtimes',
+    { schema: { tags, summary: 'List the runtimes', response: { 200: Type.Array(Runtime) } } },
+    async () => runtimeCatalog().map(present),
+  );
+
+  app.get(
+    '/v1/runtimes/:id',
+    {
+      schema: {
+        tags,
+        summary: 'One runtime',
+        // Any string: an id that is no runtime is a 404, not a 400.
+        params: Type.Object({ id: Type.String() }),
+        response: { 200: Runtime, 404: ErrorA },
+      },
+    },
+    async (request, reply) => {
+      const runtime = findRuntime(request.params.id);
+      return runtime ? present(runtime) : sendErrorA(reply, 404, `Runtime "${request.params.id}" not found`);
+    },
+  );
+};
