@@ -47,8 +47,18 @@ function describe(error: AjvError): string {
  */
 export function collapse(errors: readonly AjvError[]): Record<string, string> {
   const byField = new Map<string, AjvError[]>();
-  for (const error of errors) {
-    const name = fieldName(error);
+  const names = errors.map(fieldName);
+  // An object-or-null that fails inside the object also fails "must be null";
+  // the error inside is the one that says what to fix.
+  const explainedDeeper = new Set(
+    errors
+      .map((error, index) => (error.keyword === 'anyOf' ? names[index]! : undefined))
+      .filter((name): name is string => name !== undefined && name !== '(root)')
+      .filter((name) => names.some((other) => other.startsWith(`${name}.`))),
+  );
+  for (const [index, error] of errors.entries()) {
+    const name = names[index]!;
+    if (explainedDeeper.has(name)) continue;
     byField.set(name, [...(byField.get(name) ?? []), error]);
   }
   const attributes: Record<string, string> = {};

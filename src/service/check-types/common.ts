@@ -1,4 +1,5 @@
 import Type, { type TObject, type TSchema } from 'typebox';
+import type { Job } from '../../protocol/agent-api.js';
 import type { CheckType } from '../../protocol/enums.js';
 import { frequencySchema, LocationSchema } from '../schemas/common.js';
 
@@ -16,7 +17,10 @@ export const CheckCommonFields = {
   runParallel: Type.Optional(Type.Boolean({ default: false })),
 };
 
-/** A check definition after validation: every default filled in. */
+/**
+ * A check definition after validation: every default filled in. What else it
+ * holds is the type's own (a `request` and thresholds, a script…).
+ */
 export interface CheckDefinition {
   name: string;
   activated: boolean;
@@ -26,7 +30,6 @@ export interface CheckDefinition {
   privateLocations: string[];
   tags: string[];
   frequency: number;
-  request: Record<string, unknown>;
   [field: string]: unknown;
 }
 
@@ -35,9 +38,10 @@ export interface JobSpec {
   settings: Record<string, unknown>;
   timeoutSeconds: number;
   runtimeId: string | null;
+  environmentVariables: Job['environmentVariables'];
 }
 
-/** One uptime check type as the API and the scheduler see it. */
+/** One check type as the API and the scheduler see it. */
 export interface CheckTypeDefinition {
   checkType: CheckType;
   /** Path segment in /v1/checks/{path}. */
@@ -45,10 +49,39 @@ export interface CheckTypeDefinition {
   summary: string;
   createSchema: TObject;
   updateSchema: TObject;
+  /** Largest create or update body, where the server's default is too small. */
+  bodyLimit?: number;
+  /** Stored and used, but never part of what a read answers. */
+  requestOnlyFields: readonly string[];
+  /** The stored definition with an update's fields over it, before it is validated whole. */
+  mergeUpdate(stored: CheckDefinition, changes: Record<string, unknown>): Record<string, unknown>;
   /** Rules that span fields, after defaults: field → problem. */
   crossFieldProblems(definition: CheckDefinition): Record<string, string>;
   /** What the agent gets for one run, and how long the run may take. */
   jobSpec(definition: CheckDefinition): JobSpec;
+}
+
+/** The request of a type that has one (URL, TCP, DNS, ICMP). */
+export function requestOf(definition: CheckDefinition): Record<string, unknown> {
+  return definition.request as Record<string, unknown>;
+}
+
+/** Fields left out keep their stored value, and `request` is merged field by field. */
+export function mergeWithRequest(stored: CheckDefinition, changes: Record<string, unknown>): Record<string, unknown> {
+  return { ...stored, ...changes, request: { ...requestOf(stored), ...(changes.request as object | undefined) } };
+}
+
+/**
+ * Where the spec allows null for a field that has a default, null means "not
+ * given": the default is stored, so every reader sees one shape.
+ */
+export function nullsAsDefaults<T extends Record<string, unknown>>(schema: TObject, value: T): T {
+  const filled: Record<string, unknown> = { ...value };
+  for (const [name, property] of Object.entries(schema.properties)) {
+    const fallback = (property as { default?: unknown }).default;
+    if (filled[name] === null && fallback !== undefined) filled[name] = structuredClone(fallback);
+  }
+  return filled as T;
 }
 
 /**

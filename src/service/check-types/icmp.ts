@@ -1,5 +1,12 @@
 import { IcmpRequestSchema, IcmpSettingsSchema } from '../../protocol/icmp-settings.js';
-import { createSchemaFor, thresholdProblems, updateSchemaFor, type CheckTypeDefinition } from './common.js';
+import {
+  createSchemaFor,
+  mergeWithRequest,
+  requestOf,
+  thresholdProblems,
+  updateSchemaFor,
+  type CheckTypeDefinition,
+} from './common.js';
 
 const createSchema = createSchemaFor('ICMP', IcmpRequestSchema, {
   degradedPacketLossThreshold: IcmpSettingsSchema.properties.degradedPacketLossThreshold,
@@ -19,9 +26,11 @@ export const icmpCheck: CheckTypeDefinition = {
   summary: 'ICMP monitor: echo requests, packet loss and latency',
   createSchema,
   updateSchema: updateSchemaFor(createSchema),
+  requestOnlyFields: [],
+  mergeUpdate: mergeWithRequest,
   crossFieldProblems: (definition) => {
     const problems = thresholdProblems(definition, 'degradedPacketLossThreshold', 'maxPacketLossThreshold');
-    const assertions = (definition.request.assertions ?? []) as { source: string; property?: string }[];
+    const assertions = (requestOf(definition).assertions ?? []) as { source: string; property?: string }[];
     assertions.forEach((assertion, index) => {
       if (assertion.source === 'LATENCY' && !LATENCY_PROPERTIES.has(assertion.property ?? '')) {
         problems[`request.assertions.${index}.property`] = 'must be avg, min, max or stdDev for LATENCY';
@@ -31,12 +40,13 @@ export const icmpCheck: CheckTypeDefinition = {
   },
   jobSpec: (definition) => ({
     settings: {
-      request: definition.request,
+      request: requestOf(definition),
       degradedPacketLossThreshold: definition.degradedPacketLossThreshold,
       maxPacketLossThreshold: definition.maxPacketLossThreshold,
       shouldFail: definition.shouldFail,
     },
-    timeoutSeconds: Math.ceil(Number((definition.request as { pingCount?: number }).pingCount ?? 10) * SECONDS_PER_PING) + 5,
+    timeoutSeconds: Math.ceil(Number(requestOf(definition).pingCount ?? 10) * SECONDS_PER_PING) + 5,
     runtimeId: null,
+    environmentVariables: [],
   }),
 };

@@ -1,6 +1,13 @@
 import type { TObject, TSchema } from 'typebox';
 import type { CheckType } from '../../protocol/enums.js';
-import { createSchemaFor, thresholdProblems, updateSchemaFor, type CheckTypeDefinition } from './common.js';
+import {
+  createSchemaFor,
+  mergeWithRequest,
+  requestOf,
+  thresholdProblems,
+  updateSchemaFor,
+  type CheckTypeDefinition,
+} from './common.js';
 
 interface ResponseTimeCheckSpec {
   checkType: CheckType;
@@ -27,12 +34,14 @@ export function responseTimeCheck(spec: ResponseTimeCheckSpec): CheckTypeDefinit
     summary: spec.summary,
     createSchema,
     updateSchema: updateSchemaFor(createSchema),
+    requestOnlyFields: [],
+    mergeUpdate: mergeWithRequest,
     crossFieldProblems: (definition) => thresholdProblems(definition, 'degradedResponseTime', 'maxResponseTime'),
     jobSpec: (definition) => {
       const maxResponseTime = Number(definition.maxResponseTime);
       return {
         settings: {
-          request: definition.request,
+          request: requestOf(definition),
           degradedResponseTime: definition.degradedResponseTime,
           maxResponseTime,
           shouldFail: definition.shouldFail,
@@ -40,6 +49,7 @@ export function responseTimeCheck(spec: ResponseTimeCheckSpec): CheckTypeDefinit
         // Past maxResponseTime a run has failed anyway; the margin tells "slow" from "hung".
         timeoutSeconds: Math.ceil(maxResponseTime / 1000) + 5,
         runtimeId: null,
+        environmentVariables: [],
       };
     },
   };

@@ -1,6 +1,13 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { checkTypes, type CheckDefinition, type CheckTypeDefinition } from '../check-types/index.js';
+import { nullsAsDefaults } from '../check-types/common.js';
+import { maskSecrets, type EnvironmentVariable } from '../check-types/environment-variables.js';
+import {
+  checkTypeDefinition,
+  checkTypes,
+  type CheckDefinition,
+  type CheckTypeDefinition,
+} from '../check-types/index.js';
 import type { ServiceContext } from '../context.js';
 import { collapse, sendErrorA, sendErrorB } from '../http-errors.js';
 import { CheckResponseSchema, type CheckResponse } from '../schemas/check-response.js';
@@ -14,15 +21,26 @@ const tags = ['Checks'];
 const AutoAssign = Type.Object({ autoAssignAlerts: Type.Optional(Type.Boolean({ default: true })) });
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
 
+/** What a read may show of a definition: no request-only fields, no secret values. */
+function shownDefinition(row: CheckRow): Record<string, unknown> {
+  const shown: Record<string, unknown> = { ...row.definition };
+  for (const field of checkTypeDefinition(row.check_type)?.requestOnlyFields ?? []) delete shown[field];
+  if (Array.isArray(shown.environmentVariables)) {
+    shown.environmentVariables = maskSecrets(shown.environmentVariables as EnvironmentVariable[]);
+  }
+  return shown;
+}
+
 export function checkResponse(row: CheckRow): CheckResponse {
   return {
-    ...row.definition,
+    ...shownDefinition(row),
     id: row.id,
     checkType: row.check_type,
     name: row.name,
     activated: row.activated,
     muted: row.muted,
     frequency: row.frequency,
+    locations: row.definition.locations,
     tags: row.tags,
     privateLocations: row.private_locations,
     alertChannels: { email: [], webhook: [], slack: [], sms: [] },
@@ -56,6 +74,7 @@ export const checkRoutes =
       app.post(
         `/v1/checks/${type.path}`,
         {
+          ...(type.bodyLimit ? { bodyLimit: type.bodyLimit } : {}),
           schema: {
             tags,
             summary: `Create a ${type.checkType} check`,
@@ -67,7 +86,10 @@ export const checkRoutes =
         },
         async (request, reply) => {
           // ajv has filled every default in.
-          const body = { ...(request.body as unknown as CheckDefinition), checkType: type.checkType };
+          const body = nullsAsDefaults(type.createSchema, {
+            ...(request.body as unknown as CheckDefinition),
+            checkType: type.checkType,
+          });
           const verdict = await judge(ctx.db, request.accountId, type, body);
           if (!('definition' in verdict)) return sendErrorB(reply, 400, verdict.message, verdict.attributes);
           const row = await createCheck(ctx.db, request.accountId, type.checkType, verdict.definition);
@@ -78,10 +100,13 @@ export const checkRoutes =
       app.put(
         `/v1/checks/${type.path}/:id`,
         {
+          ...(type.bodyLimit ? { bodyLimit: type.bodyLimit } : {}),
           schema: {
             tags,
             summary: `Update a ${type.checkType} check`,
-            description: 'Fields left out keep their stored values; `request` is merged field by field.',
+            description:
+              'Fields left out keep their stored values; `request` is merged field by field. ' +
+              'A secret environment variable sent back with its masked value keeps its stored value.',
             querystring: AutoAssign,
             params: IdParams,
             body: type.updateSchema,
@@ -93,19 +118,15 @@ export const checkRoutes =
           if (!stored || stored.check_type !== type.checkType) {
             return sendErrorA(reply, 404, `${type.checkType} check not found`);
           }
-          const changes = request.body as Partial<CheckDefinition>;
-          const merged: Record<string, unknown> = {
-            ...stored.definition,
-            ...changes,
-            request: { ...stored.definition.request, ...changes.request },
-          };
+          const merged = type.mergeUpdate(stored.definition, request.body);
           // The whole check is validated again: a change may break a rule across fields.
           if (!validateMerged(merged)) {
             const attributes = collapse(validateMerged.errors ?? []);
             const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
             return sendErrorB(reply, 400, `Invalid body: ${list.join('; ')}`, attributes);
           }
-          const verdict = await judge(ctx.db, request.accountId, type, merged as CheckDefinition);
+          const definition = nullsAsDefaults(type.createSchema, merged) as CheckDefinition;
+          const verdict = await judge(ctx.db, request.accountId, type, definition);
           if (!('definition' in verdict)) return sendErrorB(reply, 400, verdict.message, verdict.attributes);
           const row = await updateCheck(ctx.db, request.accountId, stored.id, verdict.definition);
           return row ? checkResponse(row) : sendErrorA(reply, 404, `${type.checkType} check not found`);

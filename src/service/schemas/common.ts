@@ -13,6 +13,10 @@ export const FREQUENCIES = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] a
 export const frequencySchema = (defaultMinutes: (typeof FREQUENCIES)[number]) =>
   Type.Enum(FREQUENCIES, { description: 'Minutes between runs', default: defaultMinutes });
 
+/** The spec's runtimeId set; which of them a check may use is the runtime catalog's to say. */
+export const RUNTIME_IDS = ['2026.04', '2025.04', '2024.09', '2024.02', '2023.09', '2023.02', '2022.10'] as const;
+export const RuntimeIdSchema = Type.Enum(RUNTIME_IDS);
+
 export const SlugSchema = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,49}$', description: 'lower-case slug' });
 
 /** Error shape A: authentication, authorization and not-found answers. */

@@ -71,7 +71,7 @@ export async function startSession(
      VALUES ($1, $2, $3, $4, $5, 'STARTED', $6, $7) RETURNING *`,
     [sessionId, check.account_id, check.id, check.check_type, check.name, runSource, JSON.stringify([...locations.keys()])],
   );
-  const payload = { name: check.name, runSource, environmentVariables: [], settings: spec.settings };
+  const payload = { name: check.name, runSource, environmentVariables: spec.environmentVariables, settings: spec.settings };
   for (const [slug, locationId] of locations) {
     await tx.query(
       `INSERT INTO jobs (id, session_id, account_id, check_id, private_location_id, run_location, check_type,

@@ -1,0 +1,166 @@
+import Type, { type TSchema } from 'typebox';
+import {
+  dependencyPathProblem,
+  MAX_DEPENDENCIES_TOTAL_CHARS,
+  MAX_DEPENDENCY_FILES,
+  MAX_SCRIPT_CHARS,
+  ScriptDependencySchema,
+  type MultiStepSettings,
+  type ScriptDependency,
+} from '../../protocol/multistep-settings.js';
+import { findRuntime, isSelectable, runtimeCatalog } from '../../runtimes/catalog.js';
+import { LocationSchema, RuntimeIdSchema } from '../schemas/common.js';
+import {
+  AlertChannelSubscriptionSchema,
+  AlertSettingsSchema,
+  RetryStrategySchema,
+  TriggerIncidentSchema,
+} from './alert-fields.js';
+import { CheckCommonFields, updateSchemaFor, type CheckDefinition, type CheckTypeDefinition } from './common.js';
+import {
+  EnvironmentVariableSchema,
+  environmentVariableProblems,
+  jobVariables,
+  keepMaskedSecrets,
+  MAX_ENVIRONMENT_VARIABLES,
+  type EnvironmentVariable,
+} from './environment-variables.js';
+
+/** Where a check names no runtime: the one every current agent bundles. */
+export const DEFAULT_RUNTIME_ID = '2026.04';
+/** What multi-step and browser checks get in comparable services, and what their users plan for. */
+const TIMEOUT_SECONDS = 240;
+/**
+ * A script, its files and its variables at their caps come to about 15 MB of
+ * JSON; the server's default limit is sized for uptime checks.
+ */
+const BODY_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A list the spec lets be null. A type array rather than anyOf, because ajv
+ * fills no defaults under anyOf, and the items have defaults of their own.
+ */
+const listOrNull = (items: TSchema, options: Record<string, unknown>) =>
+  Type.Optional(Type.Unsafe({ ...Type.Array(items, options), type: ['array', 'null'], default: [] }));
+const orNull = (schema: TSchema, options: Record<string, unknown> = {}) =>
+  Type.Optional(Type.Union([schema, Type.Null()], { default: null, ...options }));
+
+const createSchema = Type.Object({
+  ...CheckCommonFields,
+  checkType: Type.Optional(Type.Literal('MULTI_STEP', { default: 'MULTI_STEP' })),
+  script: Type.String({
+    minLength: 1,
+    maxLength: MAX_SCRIPT_CHARS,
+    description: 'Node.js code driving a browser through the steps of the check',
+  }),
+  locations: listOrNull(LocationSchema, { uniqueItems: true }),
+  privateLocations: listOrNull(Type.String({ maxLength: 50 }), { uniqueItems: true }),
+  description: orNull(Type.String({ maxLength: 500 })),
+  doubleCheck: Type.Optional(
+    Type.Boolean({ default: true, deprecated: true, description: 'Deprecated: retryStrategy replaces it' }),
+  ),
+  alertSettings: orNull(AlertSettingsSchema),
+  useGlobalAlertSettings: Type.Optional(Type.Boolean({ default: true })),
+  groupId: orNull(Type.Integer({ minimum: 1 })),
+  groupOrder: orNull(Type.Number({ minimum: 0 })),
+  runtimeId: orNull(RuntimeIdSchema, { description: `null runs the check on ${DEFAULT_RUNTIME_ID}` }),
+  alertChannelSubscriptions: Type.Optional(Type.Array(AlertChannelSubscriptionSchema, { maxItems: 100, default: [] })),
+  retryStrategy: orNull(RetryStrategySchema),
+  triggerIncident: orNull(TriggerIncidentSchema),
+  environmentVariables: listOrNull(EnvironmentVariableSchema, { maxItems: MAX_ENVIRONMENT_VARIABLES }),
+  scriptPath: Type.Optional(
+    Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { description: 'Accepted and kept; never answered' }),
+  ),
+  dependencies: listOrNull(ScriptDependencySchema, {
+    maxItems: MAX_DEPENDENCY_FILES,
+    description: 'Files the script imports; accepted and kept, never answered',
+  }),
+});
+
+/** A multi-step definition after validation and `nullsAsDefaults`: the lists are lists. */
+interface MultiStepDefinition extends CheckDefinition {
+  script: string;
+  runtimeId: string | null;
+  environmentVariables: EnvironmentVariable[];
+  dependencies: ScriptDependency[];
+}
+
+const multiStep = (definition: CheckDefinition) => definition as MultiStepDefinition;
+
+function runtimeProblem(id: string | null): string | undefined {
+  if (id === null) return undefined;
+  const runtime = findRuntime(id);
+  const choices = runtimeCatalog()
+    .filter((candidate) => candidate.multiStepSupport && isSelectable(candidate))
+    .map((candidate) => candidate.name)
+    .join(', ');
+  if (!runtime) return `runtime ${id} is not available on this service; choose one of ${choices}`;
+  if (!runtime.multiStepSupport) return `runtime ${id} does not support multi-step checks; choose one of ${choices}`;
+  if (!isSelectable(runtime)) {
+    return `runtime ${id} was removed on ${runtime.runtimeEndOfLife}; choose one of ${choices}`;
+  }
+  return undefined;
+}
+
+function dependencyProblems(dependencies: readonly ScriptDependency[]): Record<string, string> {
+  const problems: Record<string, string> = {};
+  const firstIndex = new Map<string, number>();
+  let total = 0;
+  dependencies.forEach((dependency, index) => {
+    total += dependency.content.length;
+    const problem = dependencyPathProblem(dependency.path);
+    const first = firstIndex.get(dependency.path);
+    if (problem) problems[`dependencies.${index}.path`] = problem;
+    else if (first !== undefined) problems[`dependencies.${index}.path`] = `repeats dependencies.${first}.path`;
+    else firstIndex.set(dependency.path, index);
+  });
+  if (total > MAX_DEPENDENCIES_TOTAL_CHARS) {
+    problems.dependencies = `must hold at most ${MAX_DEPENDENCIES_TOTAL_CHARS} characters of content in all`;
+  }
+  return problems;
+}
+
+export const multiStepCheck: CheckTypeDefinition = {
+  checkType: 'MULTI_STEP',
+  path: 'multistep',
+  summary: 'Multi-step check: a script driving a browser through several steps',
+  createSchema,
+  updateSchema: updateSchemaFor(createSchema),
+  bodyLimit: BODY_LIMIT_BYTES,
+  requestOnlyFields: ['scriptPath', 'dependencies'],
+  mergeUpdate: (stored, changes) => {
+    const merged = { ...stored, ...changes };
+    if (Array.isArray(changes.environmentVariables)) {
+      merged.environmentVariables = keepMaskedSecrets(
+        changes.environmentVariables as Partial<EnvironmentVariable>[],
+        multiStep(stored).environmentVariables,
+      );
+    }
+    return merged;
+  },
+  crossFieldProblems: (definition) => {
+    const check = multiStep(definition);
+    const problems: Record<string, string> = {
+      ...environmentVariableProblems(check.environmentVariables),
+      ...dependencyProblems(check.dependencies),
+    };
+    if (check.script.trim() === '') problems.script = 'must contain code, not only white space';
+    const runtime = runtimeProblem(check.runtimeId);
+    if (runtime) problems.runtimeId = runtime;
+    return problems;
+  },
+  jobSpec: (definition) => {
+    const check = multiStep(definition);
+    const settings: MultiStepSettings = {
+      script: check.script,
+      dependencies: check.dependencies.map(({ path, content }) => ({ path, content })),
+      shouldFail: check.shouldFail,
+    };
+    return {
+      settings,
+      timeoutSeconds: TIMEOUT_SECONDS,
+      runtimeId: check.runtimeId ?? DEFAULT_RUNTIME_ID,
+      environmentVariables: jobVariables(check.environmentVariables),
+    };
+  },
+};
