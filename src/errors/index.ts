@@ -21,3 +21,5 @@ export { DnsResponseError } from './dns-response-error.js';
 export { UnknownRuntimeError } from './unknown-runtime-error.js';
 export { RuntimeNotInstallableError } from './runtime-not-installable-error.js';
 export { RuntimeInstallError } from './runtime-install-error.js';
+export { SecretTooLargeError } from './secret-too-large-error.js';
+export { ArchiveInvalidError } from './archive-invalid-error.js';
