@@ -3,7 +3,8 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'runtimes/*/node_modules/'] },
+  // test/fixtures/scripts are customers' check scripts, run by a runtime's Node, not project code.
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'runtimes/*/node_modules/', 'test/fixtures/scripts/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

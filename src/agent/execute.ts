@@ -2,6 +2,7 @@ import { errorCode } from '../errors/index.js';
 import type { Job, Result } from '../protocol/agent-api.js';
 import { erroredOutcome, type ProbeOutcome } from './probes/probe.js';
 import type { ProbeRegistry } from './probes/registry.js';
+import { resultFrame } from './result-frame.js';
 
 /**
  * Runs one uptime job and turns whatever happened into a Result. Never
@@ -25,12 +26,7 @@ export async function executeJob(
   }
   if (job.settings.shouldFail === true) outcome = invert(outcome);
   return {
-    agentId,
-    jobId: job.jobId,
-    checkId: job.checkId,
-    checkType: job.checkType,
-    runLocation: job.runLocation,
-    startedAt: startedAt.toISOString(),
+    ...resultFrame(job, agentId, startedAt),
     stoppedAt: new Date().toISOString(),
     responseTime: outcome.responseTime,
     hasErrors: outcome.hasErrors,
@@ -43,8 +39,6 @@ export async function executeJob(
     statusCode: outcome.statusCode,
     assertions: outcome.assertions,
     details: outcome.details,
-    logs: [],
-    artifacts: [],
   };
 }
 

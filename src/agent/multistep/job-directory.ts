@@ -1,0 +1,79 @@
+/**
+ * A job's own directory: the check's script and dependency files under
+ * `check/`, the agent's Playwright config beside it, owned by the sandbox
+ * user and nobody else, removed when the job ends.
+ */
+import { chmod, chown, lchown, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
+import { InvalidSettingsError } from '../../errors/index.js';
+import type { SandboxUser } from '../sandbox/sandbox-user.js';
+
+export interface DependencyFile {
+  path: string;
+  content: string;
+}
+
+export interface JobDirectory {
+  root: string;
+  checkDirectory: string;
+  remove(): Promise<void>;
+}
+
+export const SCRIPT_FILE = 'check.spec.js';
+
+/** The parent of every job directory: traversable, not listable, so one job cannot find another's. */
+export async function prepareSandboxRoot(root: string): Promise<void> {
+  await mkdir(root, { recursive: true });
+  await chmod(root, 0o711);
+}
+
+export async function createJobDirectory(options: {
+  sandboxRoot: string;
+  script: string;
+  dependencies: DependencyFile[];
+  runtimeNodeModules: string;
+  playwrightConfig: (root: string) => string;
+  user: SandboxUser | null;
+}): Promise<JobDirectory> {
+  const root = await mkdtemp(join(options.sandboxRoot, 'job-'));
+  const remove = () => rm(root, { recursive: true, force: true, maxRetries: 3 });
+  try {
+    await chmod(root, 0o700);
+    const checkDirectory = join(root, 'check');
+    await mkdir(checkDirectory);
+    for (const dependency of options.dependencies) {
+      const target = join(checkDirectory, safeRelativePath(dependency.path));
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, dependency.content);
+    }
+    await writeFile(join(checkDirectory, SCRIPT_FILE), options.script);
+    // Module lookups stop here instead of walking up into directories the sandbox may not read.
+    await writeFile(join(root, 'package.json'), '{ "private": true }\n');
+    await writeFile(join(root, 'tsconfig.json'), '{}\n');
+    await writeFile(join(root, 'playwright.config.cjs'), options.playwrightConfig(root));
+    await symlink(options.runtimeNodeModules, join(root, 'node_modules'), 'dir');
+    if (options.user) await chownTree(root, options.user);
+    return { root, checkDirectory, remove };
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+}
+
+function safeRelativePath(path: string): string {
+  const normal = normalize(path);
+  if (path.length === 0 || isAbsolute(path) || normal.startsWith(`..${sep}`) || normal === '..' || normal.includes('\0')) {
+    throw new InvalidSettingsError(`dependency path ${JSON.stringify(path)} must be relative and stay inside the check's directory`);
+  }
+  if (normal === SCRIPT_FILE) throw new InvalidSettingsError(`dependency path ${SCRIPT_FILE} is the check's own script`);
+  return normal;
+}
+
+async function chownTree(root: string, user: SandboxUser): Promise<void> {
+  await chown(root, user.uid, user.gid);
+  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    // lchown: the node_modules link stays pointing at the runtime, which stays the agent's.
+    await lchown(path, user.uid, user.gid);
+  }
+}

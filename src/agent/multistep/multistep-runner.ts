@@ -1,0 +1,252 @@
+/**
+ * Runs one multi-step check: its script, a Playwright test using the
+ * `request` fixture and `test.step`, in a fresh sandbox process of the
+ * check's runtime, and turns the run into a Result — every text in it
+ * scrubbed, its trace scrubbed and uploaded.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
+import Value from 'typebox/value';
+import { InvalidSettingsError, OutpostError, ScriptError, ScriptMemoryError, ScriptTimeoutError } from '../../errors/index.js';
+import type { ArtifactRef, Job, Result } from '../../protocol/agent-api.js';
+import { MultiStepSettingsSchema } from '../../protocol/multistep-settings.js';
+import { resultFrame } from '../result-frame.js';
+import { permissionFlags, quietWarningFlags } from '../sandbox/node-permissions.js';
+import { runSandboxed, type SandboxRunOutcome } from '../sandbox/sandbox-process.js';
+import { sandboxEnvironment } from '../sandbox/sandbox-environment.js';
+import type { SandboxIdentities } from '../sandbox/sandbox-user.js';
+import { createJobDirectory, SCRIPT_FILE } from './job-directory.js';
+import { parseRunReport, type RunReport } from './playwright-report.js';
+
+
+export interface InstalledRuntime {
+  id: string;
+  nodeJsVersion: string;
+  /** The runtime's directory, whose node_modules the script resolves packages from. */
+  directory: string;
+  node: string;
+  playwrightCli: string;
+}
+
+/** What the runner needs of the rest of the agent. */
+export interface MultiStepContext {
+  runtime: InstalledRuntime;
+  identities: SandboxIdentities;
+  sandboxRoot: string;
+  memoryLimitBytes: number;
+  serviceSecrets: Record<string, string>;
+  agentEnv: NodeJS.ProcessEnv;
+  chromiumPath: string | undefined;
+  scrub: ResultScrubber;
+  /** Scrubs and uploads one file; answers what the result says of it. */
+  upload(job: Job, name: string, contentType: string, path: string): Promise<ArtifactRef>;
+  signal: AbortSignal;
+}
+
+export interface ResultScrubber {
+  text(text: string): string;
+  /** Deep: every string in the value, keys included. */
+  value<T>(value: T): T;
+}
+
+const OUTPUT_LIMIT_BYTES = 1024 * 1024;
+const REPORT_LIMIT_BYTES = 64 * 1024 * 1024;
+const MAX_LOG_LINES = 1000;
+const MAX_LOG_LINE = 10_000;
+/** Playwright gets the budget; the sandbox is killed a little later, so a timeout is Playwright's to report. */
+const KILL_MARGIN_MS = 5000;
+
+export async function runMultiStep(job: Job, agentId: string, context: MultiStepContext): Promise<Result> {
+  // Once more over the whole result: whatever path a text took into it, no secret leaves.
+  return context.scrub.value(await run(job, agentId, context));
+}
+
+async function run(job: Job, agentId: string, context: MultiStepContext): Promise<Result> {
+  const startedAt = new Date();
+  const base = resultFrame(job, agentId, startedAt);
+  if (!Value.Check(MultiStepSettingsSchema, job.settings)) {
+    return errored(base, new InvalidSettingsError('a MULTI_STEP job needs settings.script (and optional dependencies)'), 0, []);
+  }
+  const settings = job.settings;
+  const user = await context.identities.acquire();
+  let directory: Awaited<ReturnType<typeof createJobDirectory>> | undefined;
+  try {
+    const timeoutMs = job.timeoutSeconds * 1000;
+    directory = await createJobDirectory({
+      sandboxRoot: context.sandboxRoot,
+      script: settings.script,
+      dependencies: settings.dependencies,
+      runtimeNodeModules: join(context.runtime.directory, 'node_modules'),
+      playwrightConfig: (root) => playwrightConfig(root, timeoutMs, context.chromiumPath),
+      user,
+    });
+    const root = directory.root;
+    const maxOldSpaceMb = Math.max(128, Math.floor(context.memoryLimitBytes / 1024 / 1024 / 2));
+    const outcome = await runSandboxed({
+      command: context.runtime.node,
+      args: [
+        ...quietWarningFlags(context.runtime.nodeJsVersion),
+        ...permissionFlags(context.runtime.nodeJsVersion, {
+          read: [context.runtime.directory, root, ...(context.chromiumPath ? [dirname(context.chromiumPath)] : [])],
+          write: [root],
+        }),
+        `--max-old-space-size=${maxOldSpaceMb}`,
+        context.runtime.playwrightCli,
+        'test',
+        '--config',
+        join(root, 'playwright.config.cjs'),
+      ],
+      cwd: root,
+      env: sandboxEnvironment({
+        job,
+        serviceSecrets: context.serviceSecrets,
+        home: root,
+        nodeBinDirectory: dirname(context.runtime.node),
+        agentEnv: context.agentEnv,
+      }),
+      user,
+      timeoutMs: timeoutMs + KILL_MARGIN_MS,
+      memoryLimitBytes: context.memoryLimitBytes,
+      outputLimitBytes: OUTPUT_LIMIT_BYTES,
+      signal: context.signal,
+    });
+    const report = await readReport(join(root, 'report.json'));
+    return await judge(job, base, outcome, report, context);
+  } catch (error) {
+    return errored(base, error, 0, []);
+  } finally {
+    await directory?.remove();
+    context.identities.release(user);
+  }
+}
+
+function playwrightConfig(root: string, timeoutMs: number, chromiumPath: string | undefined): string {
+  const config = {
+    testDir: join(root, 'check'),
+    testMatch: [SCRIPT_FILE],
+    timeout: timeoutMs,
+    retries: 0,
+    workers: 1,
+    forbidOnly: false,
+    reporter: [['json', { outputFile: join(root, 'report.json') }]],
+    outputDir: join(root, 'results'),
+    preserveOutput: 'always',
+    use: {
+      trace: 'on',
+      ...(chromiumPath ? { launchOptions: { executablePath: chromiumPath } } : {}),
+    },
+  };
+  return `// Written by the agent for one run; the check's script cannot change what was loaded.\nmodule.exports = ${JSON.stringify(config, null, 2)};\n`;
+}
+
+async function readReport(path: string): Promise<RunReport | undefined> {
+  try {
+    const { size } = await stat(path);
+    if (size > REPORT_LIMIT_BYTES) {
+      throw new ScriptError(`the run's report is ${size} bytes, over the ${REPORT_LIMIT_BYTES}-byte limit (huge output?)`);
+    }
+    return parseRunReport(await readFile(path, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (error instanceof OutpostError) throw error;
+    throw new ScriptError(`the run's report could not be read: ${(error as Error).message}`);
+  }
+}
+
+async function judge(
+  job: Job,
+  base: Result,
+  outcome: SandboxRunOutcome,
+  report: RunReport | undefined,
+  context: MultiStepContext,
+): Promise<Result> {
+  const scrub = context.scrub.text.bind(context.scrub);
+  const logs = logLines(report, outcome, scrub);
+  const responseTime = Math.round(report?.durationMs ?? outcome.durationMs);
+  if (outcome.killedFor === 'memory') {
+    const limit = Math.round(context.memoryLimitBytes / 1024 / 1024);
+    return errored(base, new ScriptMemoryError(`The script used more than ${limit} MB of memory and was stopped`), responseTime, logs);
+  }
+  if (outcome.killedFor === 'timeout') {
+    return errored(base, new ScriptTimeoutError(`The script ran longer than ${job.timeoutSeconds} s and was stopped`), responseTime, logs);
+  }
+  if (outcome.killedFor === 'cancelled') {
+    return { ...errored(base, new ScriptError('The run was cancelled'), responseTime, logs), isCancelled: true, aborted: true };
+  }
+  if (!report || report.tests === 0) {
+    const why = report?.error ?? lastLines(outcome.stderr || outcome.stdout) ?? `the runner exited with code ${String(outcome.exitCode)}`;
+    return errored(base, new ScriptError(scrub(`The script did not run to a verdict: ${why}`)), responseTime, logs);
+  }
+  const artifacts: ArtifactRef[] = [];
+  for (const [index, attachment] of report.attachments.entries()) {
+    const extension = attachment.path.split('.').at(-1) ?? 'bin';
+    const name = attachment.name === 'trace' ? (index === 0 ? 'trace.zip' : `trace-${index}.zip`) : `${attachment.name}-${index}.${extension}`;
+    artifacts.push(await context.upload(job, name, attachment.contentType, attachment.path));
+  }
+  const failed = !report.passed;
+  const error = report.timedOut
+    ? new ScriptTimeoutError(scrub(report.error ?? `The test exceeded its ${job.timeoutSeconds} s timeout`)).toJSON()
+    : failed
+      ? { code: 'SCRIPT_FAILED', message: scrub(report.error ?? 'The script failed') }
+      : null;
+  const steps = report.steps.map((step) => ({
+    name: scrub(step.name),
+    durationMs: step.durationMs,
+    status: step.status,
+    ...(step.error ? { error: scrub(step.error) } : {}),
+  }));
+  return {
+    ...base,
+    stoppedAt: new Date().toISOString(),
+    responseTime,
+    hasFailures: failed,
+    hasErrors: false,
+    error: error ? { code: error.code, message: truncate(error.message) } : null,
+    details: { steps, runtimeId: context.runtime.id, peakMemoryBytes: outcome.peakMemoryBytes },
+    logs,
+    artifacts,
+  };
+}
+
+function logLines(report: RunReport | undefined, outcome: SandboxRunOutcome, scrub: (text: string) => string): Result['logs'] {
+  const time = new Date().toISOString();
+  const lines: Result['logs'] = [];
+  const add = (level: string, text: string) => {
+    for (const line of text.split('\n')) {
+      if (line.trim().length === 0) continue;
+      if (lines.length >= MAX_LOG_LINES) return;
+      lines.push({ time, level, message: truncate(scrub(stripVTControlCharacters(line))) });
+    }
+  };
+  for (const entry of report?.output ?? []) add(entry.stream === 'stderr' ? 'ERROR' : 'INFO', entry.text);
+  // Without a report the runner's own output is all there is to say what went wrong.
+  if (!report || report.tests === 0) add('ERROR', outcome.stderr);
+  if (outcome.droppedBytes > 0 && lines.length < MAX_LOG_LINES) {
+    lines.push({ time, level: 'WARN', message: `${outcome.droppedBytes} bytes of output were dropped (limit ${OUTPUT_LIMIT_BYTES} per stream)` });
+  }
+  return lines;
+}
+
+function lastLines(text: string): string | undefined {
+  const lines = text.split('\n').map((line) => line.trim()).filter(Boolean);
+  return lines.length > 0 ? lines.slice(-5).join(' | ') : undefined;
+}
+
+function truncate(text: string): string {
+  return text.length > MAX_LOG_LINE ? `${text.slice(0, MAX_LOG_LINE - 1)}…` : text;
+}
+
+export function errored(base: Result, error: unknown, responseTime: number, logs: Result['logs']): Result {
+  const described =
+    error instanceof OutpostError ? error.toJSON() : { code: 'SCRIPT_ERROR', message: error instanceof Error ? error.message : String(error) };
+  return {
+    ...base,
+    stoppedAt: new Date().toISOString(),
+    responseTime,
+    hasErrors: true,
+    hasFailures: true,
+    error: { code: described.code, message: truncate(described.message) },
+    logs,
+  };
+}
