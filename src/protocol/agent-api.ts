@@ -36,6 +36,16 @@ export type HelloResponse = Type.Static<typeof HelloResponseSchema>;
 export const ClaimRequestSchema = Type.Object({
   agentId: Uuid,
   max: Type.Integer({ minimum: 1, maximum: 100 }),
+  /**
+   * Protocol addition: room per lane, so an agent running one script job at a
+   * time is not handed ten that would wait out their leases. Absent: `max` of any kind.
+   */
+  lanes: Type.Optional(
+    Type.Object({
+      uptime: Type.Integer({ minimum: 0, maximum: 100 }),
+      script: Type.Integer({ minimum: 0, maximum: 100 }),
+    }),
+  ),
   waitSeconds: Type.Integer({ minimum: 0, maximum: 30 }),
 });
 export type ClaimRequest = Type.Static<typeof ClaimRequestSchema>;
@@ -106,6 +116,7 @@ export const ArtifactRefSchema = Type.Object({
   uploaded: Type.Boolean(),
   error: Type.Union([Type.String(), Type.Null()]),
 });
+export type ArtifactRef = Type.Static<typeof ArtifactRefSchema>;
 
 export const ResultSchema = Type.Object({
   /** Protocol addition: which agent reports, so a stale agent's late answer is told apart. */

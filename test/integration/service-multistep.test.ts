@@ -449,6 +449,24 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
       expect(await only2025!.claimOne()).toMatchObject({ checkId: older.id, runtimeId: '2025.04' });
     });
 
+    it('hands no more script jobs than the agent has room for in its script lane', async () => {
+      const { location, agents } = await locationWithAgents({ checkTypes: ['MULTI_STEP', 'URL'], runtimes: ['2026.04'] });
+      const agent = agents[0]!;
+      const scripts = [await idleCheck({ privateLocations: [location.slugName] }), await idleCheck({ privateLocations: [location.slugName] })];
+      for (const check of scripts) await triggerCheck(service, check.id);
+      const claimWith = (lanes: { uptime: number; script: number }) =>
+        agent.call('POST', '/v1/agent/jobs/claim', { agentId: agent.agentId, max: 10, lanes, waitSeconds: 0 });
+
+      const none = await claimWith({ uptime: 10, script: 0 });
+      expect(none.status).toBe(200);
+      expect(none.body.jobs).toEqual([]);
+      const one = await claimWith({ uptime: 0, script: 1 });
+      expect(one.body.jobs.map((job: Job) => job.checkType)).toEqual(['MULTI_STEP']);
+      const rest = await claimWith({ uptime: 0, script: 5 });
+      expect(rest.body.jobs).toHaveLength(1);
+      expect(new Set([one.body.jobs[0].checkId, rest.body.jobs[0].checkId])).toEqual(new Set(scripts.map((check) => check.id)));
+    });
+
     it('schedules an activated check like any other, with its runtime set', async () => {
       const { location, agents } = await locationWithAgents({ checkTypes: ['MULTI_STEP'], runtimes: ['2026.04'] });
       const created = await create({ privateLocations: [location.slugName], frequency: 1 });

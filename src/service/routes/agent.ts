@@ -96,6 +96,7 @@ export const agentRoutes =
             checkTypes: agent.check_types,
             runtimes: agent.runtimes,
             max,
+            lanes: request.body.lanes,
             leaseSeconds: ctx.leaseSeconds,
           });
           const remaining = deadline - Date.now();

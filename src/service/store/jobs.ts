@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import type { Job, Result } from '../../protocol/agent-api.js';
 import type { CheckType, RunSource } from '../../protocol/enums.js';
+import { laneOf } from '../../protocol/lanes.js';
 import { refreshSessionStatuses, type SessionRow } from './sessions.js';
 
 /** A job is tried at most this many times when its agent vanishes mid-run. */
@@ -36,12 +37,25 @@ export interface ClaimQuery {
   checkTypes: readonly string[];
   runtimes: readonly string[];
   max: number;
+  /** Room per lane, when the agent said; within `max` in all. */
+  lanes?: { uptime: number; script: number };
   leaseSeconds: number;
 }
 
 /** Leases up to `max` queued jobs the agent declared it can run, oldest first. */
 export async function claimJobs(db: Database, query: ClaimQuery): Promise<Job[]> {
-  return db.transaction((tx) => claim(tx, query));
+  return db.transaction(async (tx) => {
+    if (!query.lanes) return claim(tx, query);
+    // Lane by lane, so an agent with one free sandbox is not handed ten script jobs to sit on.
+    const taken: Job[] = [];
+    for (const lane of ['uptime', 'script'] as const) {
+      const room = Math.min(query.lanes[lane], query.max - taken.length);
+      const checkTypes = query.checkTypes.filter((type) => laneOf(type as CheckType) === lane);
+      if (room <= 0 || checkTypes.length === 0) continue;
+      taken.push(...(await claim(tx, { ...query, checkTypes, max: room })));
+    }
+    return taken;
+  });
 }
 
 async function claim(db: Queryable, q: ClaimQuery): Promise<Job[]> {
