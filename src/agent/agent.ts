@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { ConflictError } from '../errors/index.js';
 import { createLogger, type Logger } from '../logging.js';
 import type { HelloRequest, Job } from '../protocol/agent-api.js';
-import { installedRuntimes } from '../runtimes/installed.js';
+import { laneOf } from '../protocol/lanes.js';
 import { VERSION } from '../version.js';
 import { sleep, within } from './backoff.js';
 import type { AgentConfig } from './config.js';
@@ -18,7 +18,10 @@ import { ProbeRegistry } from './probes/registry.js';
 import { Readiness } from './readiness.js';
 import { Reporter } from './reporter.js';
 import { ServiceClient } from './service-client.js';
-import { UptimeLane } from './uptime-lane.js';
+import { ArtifactUploader } from './artifact-uploader.js';
+import { JobLane } from './job-lane.js';
+import { ScriptJobs, type ScrubberFactory } from './script-jobs.js';
+import { createJobScrubber } from './script-scrubber.js';
 
 export interface RunningAgent {
   agentId: string;
@@ -31,6 +34,9 @@ export interface RunningAgent {
 
 export interface AgentOptions {
   logger?: Logger;
+  /** The environment SERVICE_SECRET_* and proxy settings are read from; the process's by default. */
+  env?: NodeJS.ProcessEnv;
+  scrubbers?: ScrubberFactory;
   /** Bind address of the health server; the container needs 0.0.0.0. */
   healthHost?: string;
 }
@@ -66,11 +72,19 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const probes = new ProbeRegistry({ useOsDnsResolver: config.useOsDnsResolver });
   const client = new ServiceClient(config.apiUrl, config.apiKey);
   const reporter = new Reporter(client, logger, metrics);
+  const scripts = new ScriptJobs(
+    config.sandbox,
+    config.jobConcurrency,
+    new ArtifactUploader(client),
+    options.scrubbers ?? createJobScrubber,
+    options.env ?? process.env,
+  );
+  await scripts.start(logger);
   const inFlight = new Map<string, { job: Job; abort: AbortController }>();
   // From the service's hello; the agent's own clock is not trusted against the service's.
   let leaseMs = 300_000;
   // Claimed jobs count against capacity from the moment they are claimed, not when they start.
-  const claimed = new Set<string>();
+  const claimed = { uptime: new Set<string>(), script: new Set<string>() };
   const capacity = new EventEmitter();
 
   const runJob = async (job: Job): Promise<void> => {
@@ -81,7 +95,9 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     metrics.jobsStarted.inc({ check_type: job.checkType });
     const lease = keepLeased(client, job, agentId, leaseMs, abort, log);
     try {
-      const result = await executeJob(probes, job, agentId, abort.signal);
+      const result = laneOf(job.checkType) === 'script'
+        ? await scripts.run(job, agentId, abort.signal)
+        : await executeJob(probes, job, agentId, abort.signal);
       stopTimer();
       if (abort.signal.reason === SHUTDOWN) {
         await client.release(job.jobId, agentId, 'agent shut down before the job finished').catch(() => undefined);
@@ -96,24 +112,27 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     } finally {
       clearInterval(lease);
       inFlight.delete(job.jobId);
-      claimed.delete(job.jobId);
+      claimed[laneOf(job.checkType)].delete(job.jobId);
       capacity.emit('freed');
     }
   };
 
-  const lane = new UptimeLane(redis, agentId, config.uptimeConcurrency, runJob, (error) =>
-    logger.warn(`job queue: ${error.message}`),
-  );
-  await lane.waitUntilReady();
+  const onLaneError = (error: Error) => logger.warn(`job queue: ${error.message}`);
+  const lanes = {
+    uptime: new JobLane(redis, { lane: 'uptime', agentId, concurrency: config.uptimeConcurrency, payloads: 'redis' }, runJob, onLaneError),
+    script: new JobLane(redis, { lane: 'script', agentId, concurrency: config.jobConcurrency, payloads: 'memory' }, runJob, onLaneError),
+  };
+  await Promise.all([lanes.uptime.waitUntilReady(), lanes.script.waitUntilReady()]);
+  const scriptCapacity = scripts.runtimes.size > 0 ? config.jobConcurrency : 0;
 
   const hello: HelloRequest = {
     agentId,
     version: VERSION,
     hostname: hostname(),
     mode: 'full',
-    checkTypes: probes.checkTypes(),
-    runtimes: installedRuntimes().map((runtime) => runtime.name),
-    capacity: { uptime: config.uptimeConcurrency, script: 0 },
+    checkTypes: [...probes.checkTypes(), ...(scriptCapacity > 0 ? (['MULTI_STEP'] as const) : [])],
+    runtimes: [...scripts.runtimes.keys()],
+    capacity: { uptime: config.uptimeConcurrency, script: scriptCapacity },
   };
   const pollAbort = new AbortController();
   const poller = new Poller({
@@ -122,14 +141,21 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     readiness,
     metrics,
     logger,
-    freeCapacity: () => config.uptimeConcurrency - claimed.size,
+    capacity: hello.capacity,
+    freeCapacity: () => ({
+      uptime: config.uptimeConcurrency - claimed.uptime.size,
+      script: scriptCapacity - claimed.script.size,
+    }),
     capacityFreed: (signal) => waitForFreedCapacity(capacity, signal),
     onHello: async (answer) => {
       leaseMs = answer.leaseSeconds * 1000;
     },
     accept: async (jobs) => {
-      for (const job of jobs) claimed.add(job.jobId);
-      await lane.add(jobs);
+      for (const job of jobs) claimed[laneOf(job.checkType)].add(job.jobId);
+      await Promise.all([
+        lanes.uptime.add(jobs.filter((job) => laneOf(job.checkType) === 'uptime')),
+        lanes.script.add(jobs.filter((job) => laneOf(job.checkType) === 'script')),
+      ]);
     },
   });
   const polling = poller.run(pollAbort.signal);
@@ -142,10 +168,12 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       pollAbort.abort();
       await polling;
       // Each Redis step is bounded: a Redis that died must not keep the agent from exiting.
-      await within(5000, lane.pause());
-      for (const job of (await within(5000, lane.drainWaiting())) ?? []) {
-        await client.release(job.jobId, agentId, 'agent shutting down').catch(() => undefined);
-        claimed.delete(job.jobId);
+      await within(5000, Promise.all([lanes.uptime.pause(), lanes.script.pause()]));
+      for (const lane of [lanes.uptime, lanes.script]) {
+        for (const job of (await within(5000, lane.drainWaiting())) ?? []) {
+          await client.release(job.jobId, agentId, 'agent shutting down').catch(() => undefined);
+          claimed[laneOf(job.checkType)].delete(job.jobId);
+        }
       }
       const drained = await waitUntil(() => inFlight.size === 0, config.shutdownGraceMs);
       if (!drained) {
@@ -154,7 +182,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         await waitUntil(() => inFlight.size === 0, 2000);
       }
       await reporter.flush(Math.max(1000, Math.min(config.shutdownGraceMs, 10_000)));
-      await within(5000, lane.close());
+      await within(5000, Promise.all([lanes.uptime.close(), lanes.script.close()]));
       redis.disconnect();
       await embedded?.stop();
       await client.close();

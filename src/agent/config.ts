@@ -1,4 +1,6 @@
-import { bool, makeValidator } from 'envalid';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bool, makeValidator, str } from 'envalid';
 import { describeEnv, httpUrl, integer, parseEnv, pattern, upperChoice } from '../config/env.js';
 import { Secret } from '../config/secret.js';
 import { LOG_LEVELS, type LogLevel } from '../logging.js';
@@ -14,6 +16,25 @@ const redisUrl = makeValidator<string>((raw) => {
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error('must be a redis:// or rediss:// URL');
   return raw;
 });
+
+/** One source for the sandbox defaults: the variables' defaults and agents built in code (outpost dev, tests). */
+export const SANDBOX_DEFAULTS = {
+  directory: join(tmpdir(), 'outpost-sandboxes'),
+  memoryMb: 2765,
+  userIsolation: true,
+  uidBase: 61000,
+  chromiumPath: '/usr/bin/chromium',
+} as const;
+
+export function defaultSandboxConfig(): AgentConfig['sandbox'] {
+  return {
+    directory: SANDBOX_DEFAULTS.directory,
+    memoryLimitBytes: SANDBOX_DEFAULTS.memoryMb * 1024 * 1024,
+    userIsolation: SANDBOX_DEFAULTS.userIsolation,
+    uidBase: SANDBOX_DEFAULTS.uidBase,
+    chromiumPath: SANDBOX_DEFAULTS.chromiumPath,
+  };
+}
 
 export const agentEnvSpecs = {
   API_KEY: pattern(new RegExp(PRIVATE_LOCATION_KEY_PATTERN), 'a private location key (pl_ and at least 32 characters)')({
@@ -32,6 +53,26 @@ export const agentEnvSpecs = {
     default: false,
     desc: 'true: TCP monitors resolve names through the OS resolver (getaddrinfo, /etc/hosts) instead of DNS',
   }),
+  SANDBOX_DIR: str({
+    default: SANDBOX_DEFAULTS.directory,
+    desc: 'Where each script job gets its own directory, removed when the job ends',
+  }),
+  SANDBOX_MEMORY_MB: integer(256, 65536)({
+    default: SANDBOX_DEFAULTS.memoryMb,
+    desc: 'Memory one script job may use, all its processes together; over it the job is stopped (MB)',
+  }),
+  SANDBOX_USER_ISOLATION: bool({
+    default: SANDBOX_DEFAULTS.userIsolation,
+    desc: 'When the agent runs as root, run each script job as a user of its own (needs setpriv)',
+  }),
+  SANDBOX_UID_BASE: integer(1000, 4_000_000_000)({
+    default: SANDBOX_DEFAULTS.uidBase,
+    desc: 'First user id of the sandbox users; job slot n runs as SANDBOX_UID_BASE + n',
+  }),
+  CHROMIUM_PATH: str({
+    default: SANDBOX_DEFAULTS.chromiumPath,
+    desc: 'Chromium executable that browser scripts launch',
+  }),
   SHUTDOWN_GRACE_SECONDS: integer(0, 3600)({
     default: 280,
     desc: 'On SIGTERM, how long running jobs may finish before they are released',
@@ -48,6 +89,13 @@ export interface AgentConfig {
   logLevel: LogLevel;
   shutdownGraceMs: number;
   useOsDnsResolver: boolean;
+  sandbox: {
+    directory: string;
+    memoryLimitBytes: number;
+    userIsolation: boolean;
+    uidBase: number;
+    chromiumPath: string;
+  };
 }
 
 export function loadAgentConfig(env: Record<string, string | undefined> = process.env): AgentConfig {
@@ -62,6 +110,13 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     logLevel: parsed.LOG_LEVEL,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_SECONDS * 1000,
     useOsDnsResolver: parsed.USE_OS_DNS_RESOLVER,
+    sandbox: {
+      directory: parsed.SANDBOX_DIR,
+      memoryLimitBytes: parsed.SANDBOX_MEMORY_MB * 1024 * 1024,
+      userIsolation: parsed.SANDBOX_USER_ISOLATION,
+      uidBase: parsed.SANDBOX_UID_BASE,
+      chromiumPath: parsed.CHROMIUM_PATH,
+    },
   };
 }
 

@@ -3,26 +3,51 @@ import type { Job } from '../protocol/agent-api.js';
 
 export type JobHandler = (job: Job) => Promise<void>;
 
+export interface JobLaneOptions {
+  /** `uptime` or `script`; the queue is `<lane>-<agentId>`. */
+  lane: string;
+  agentId: string;
+  concurrency: number;
+  /**
+   * Where a job's payload waits. Script jobs carry the check's variables,
+   * secrets included, and those never go to Redis (which may be shared and
+   * is readable by whoever reaches it): their queue entry is the job id, the
+   * payload stays in this process.
+   */
+  payloads: 'redis' | 'memory';
+}
+
+interface Entry {
+  job?: Job;
+  jobId: string;
+}
+
 /**
- * The uptime lane: claimed jobs wait in a BullMQ queue of this agent's own and
- * run in-process, many at once. One queue per agent keeps agents that share an
- * external Redis from running each other's leases.
+ * A lane: claimed jobs wait in a BullMQ queue of this agent's own and run
+ * in-process, as many at once as the lane's concurrency. One queue per agent
+ * keeps agents that share an external Redis from running each other's leases.
  */
-export class UptimeLane {
-  readonly #queue: Queue<{ job: Job }>;
-  readonly #worker: Worker<{ job: Job }>;
+export class JobLane {
+  readonly #queue: Queue<Entry>;
+  readonly #worker: Worker<Entry>;
+  readonly #held = new Map<string, Job>();
+  readonly #payloads: JobLaneOptions['payloads'];
 
   constructor(
     connection: ConnectionOptions,
-    agentId: string,
-    concurrency: number,
+    options: JobLaneOptions,
     handler: JobHandler,
     onError: (error: Error) => void,
   ) {
-    const name = `uptime-${agentId}`;
+    const name = `${options.lane}-${options.agentId}`;
     const prefix = 'outpost';
+    const concurrency = options.concurrency;
+    this.#payloads = options.payloads;
     this.#queue = new Queue(name, { connection, prefix });
-    this.#worker = new Worker(name, async (bullJob) => handler(bullJob.data.job), {
+    this.#worker = new Worker(name, async (bullJob) => {
+      const job = this.#take(bullJob.data);
+      if (job) await handler(job);
+    }, {
       connection,
       prefix,
       concurrency,
@@ -32,8 +57,8 @@ export class UptimeLane {
       maxStalledCount: 0,
       skipLockRenewal: true,
       skipStalledCheck: true,
-      // Without renewal the first lock must outlast the longest uptime job (35 s).
-      lockDuration: 10 * 60_000,
+      // Without renewal the first lock must outlast the longest job (a 30-minute check suite).
+      lockDuration: 40 * 60_000,
       removeOnComplete: { count: 0 },
       removeOnFail: { count: 0 },
     });
@@ -47,10 +72,12 @@ export class UptimeLane {
   }
 
   async add(jobs: readonly Job[]): Promise<void> {
+    if (jobs.length === 0) return;
+    if (this.#payloads === 'memory') for (const job of jobs) this.#held.set(job.jobId, job);
     await this.#queue.addBulk(
       jobs.map((job) => ({
         name: job.checkType,
-        data: { job },
+        data: this.#payloads === 'memory' ? { jobId: job.jobId } : { jobId: job.jobId, job },
         opts: { jobId: `${job.jobId}-${job.attempt}`, attempts: 1, removeOnComplete: true, removeOnFail: true },
       })),
     );
@@ -68,12 +95,19 @@ export class UptimeLane {
     for (const bullJob of waiting) {
       try {
         await bullJob.remove();
-        taken.push(bullJob.data.job);
+        const job = this.#take(bullJob.data);
+        if (job) taken.push(job);
       } catch {
         // Started in the meantime: it runs to the end like the others.
       }
     }
     return taken;
+  }
+
+  #take(entry: Entry): Job | undefined {
+    const job = entry.job ?? this.#held.get(entry.jobId);
+    this.#held.delete(entry.jobId);
+    return job;
   }
 
   async close(): Promise<void> {

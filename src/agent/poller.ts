@@ -1,6 +1,7 @@
 import { ConflictError, KeyRefusedError, ServiceUnreachableError, errorCode } from '../errors/index.js';
 import type { Logger } from '../logging.js';
 import type { HelloRequest, HelloResponse, Job } from '../protocol/agent-api.js';
+import { laneOf } from '../protocol/lanes.js';
 import { Backoff, sleep } from './backoff.js';
 import type { AgentMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
@@ -12,8 +13,10 @@ export interface PollerOptions {
   readiness: Readiness;
   metrics: AgentMetrics;
   logger: Logger;
-  /** Jobs this agent can take right now. */
-  freeCapacity(): number;
+  /** Jobs each lane runs at once; 0 for a lane this agent does not have. */
+  capacity: { uptime: number; script: number };
+  /** Jobs this agent can take right now, per lane. */
+  freeCapacity(): { uptime: number; script: number };
   /** Resolves when capacity frees up (or the signal aborts). */
   capacityFreed(signal: AbortSignal): Promise<void>;
   /** Hands claimed jobs over; the poller counts them as taken once this resolves. */
@@ -21,6 +24,8 @@ export interface PollerOptions {
   /** Called once after each accepted hello: the lane may start now. */
   onHello?(answer: HelloResponse): Promise<void>;
 }
+
+const FULL_LANE_WAIT_SECONDS = 1;
 
 /**
  * Says hello, then long-polls for as many jobs as there is room for. Never
@@ -57,15 +62,24 @@ export class Poller {
   async #claimLoop(answer: HelloResponse, signal: AbortSignal): Promise<void> {
     const { client, hello, metrics } = this.options;
     while (!signal.aborted) {
-      const free = this.options.freeCapacity();
-      metrics.freeCapacity.set({ lane: 'uptime' }, free);
+      const lanes = this.options.freeCapacity();
+      metrics.freeCapacity.set({ lane: 'uptime' }, lanes.uptime);
+      metrics.freeCapacity.set({ lane: 'script' }, lanes.script);
+      const free = Math.max(0, lanes.uptime) + Math.max(0, lanes.script);
       if (free <= 0) {
         await this.options.capacityFreed(signal);
         continue;
       }
       try {
         const { jobs } = await client.claim(
-          { agentId: hello.agentId, max: Math.min(free, 100), waitSeconds: answer.maxWaitSeconds },
+          {
+            agentId: hello.agentId,
+            max: Math.min(free, 100),
+            lanes: { uptime: Math.max(0, lanes.uptime), script: Math.max(0, lanes.script) },
+            // A long poll holds on to the room it asked for: while a lane is full, a
+            // short wait lets the claim after a slot frees ask for that lane's jobs.
+            waitSeconds: this.#aLaneIsFull(lanes) ? Math.min(answer.maxWaitSeconds, FULL_LANE_WAIT_SECONDS) : answer.maxWaitSeconds,
+          },
           signal,
         );
         this.#recovered();
@@ -73,7 +87,7 @@ export class Poller {
           this.options.readiness.set('ready', `serving private location ${answer.privateLocation.slugName}`);
         }
         if (jobs.length > 0) {
-          metrics.jobsClaimed.inc({ lane: 'uptime' }, jobs.length);
+          for (const job of jobs) metrics.jobsClaimed.inc({ lane: laneOf(job.checkType) });
           await this.options.accept(jobs);
         }
       } catch (error) {
@@ -103,6 +117,11 @@ export class Poller {
     else logger.debug({ code }, `${message} (retrying in ${Math.round(delay / 1000)} s)`);
     this.#lastError = message;
     await sleep(delay, signal);
+  }
+
+  #aLaneIsFull(free: { uptime: number; script: number }): boolean {
+    const { capacity } = this.options;
+    return (capacity.uptime > 0 && free.uptime <= 0) || (capacity.script > 0 && free.script <= 0);
   }
 
   #recovered(): void {

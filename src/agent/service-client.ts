@@ -13,6 +13,7 @@ import {
   HelloResponseSchema,
   LeaseResponseSchema,
   ResultBatchAnswerSchema,
+  type ClaimRequest,
   type ClaimResponse,
   type HelloRequest,
   type HelloResponse,
@@ -48,7 +49,7 @@ export class ServiceClient {
     return this.#json('POST', '/v1/agent/hello', body, helloResponse, signal);
   }
 
-  claim(body: { agentId: string; max: number; waitSeconds: number }, signal?: AbortSignal): Promise<ClaimResponse> {
+  claim(body: ClaimRequest, signal?: AbortSignal): Promise<ClaimResponse> {
     return this.#json('POST', '/v1/agent/jobs/claim', body, claimResponse, signal);
   }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { startAgent, type RunningAgent } from '../agent/agent.js';
+import { defaultSandboxConfig } from '../agent/config.js';
 import { Secret } from '../config/secret.js';
 import { createLogger, type LogLevel } from '../logging.js';
 import { generateKey } from '../service/keys.js';
@@ -88,6 +89,7 @@ export async function runDev(
         // Ctrl-C must bring everything down within a few seconds.
         shutdownGraceMs: 2000,
         useOsDnsResolver: false,
+        sandbox: defaultSandboxConfig(),
       },
       { logger: createLogger({ level: logLevel, name: 'agent' }), healthHost: '127.0.0.1' },
     );

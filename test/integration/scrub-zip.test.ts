@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import yauzl from 'yauzl';
 import yazl from 'yazl';
 import { errorCode } from '../../src/errors/index.js';
 import { SCRUB_MARKER, Scrubber, scrubZipFile } from '../../src/scrub/index.js';
 import { secretSpellings, spellingsFound } from '../support/secret-spellings.js';
+import { readZip, type ReadEntry } from '../support/zip.js';
 
 const M = SCRUB_MARKER;
 const SECRET = 'Pa55-wörd/"q"&+x';
@@ -114,34 +114,6 @@ async function writeZip(path: string, files: Entry[]): Promise<void> {
   for (const file of files) zip.addBuffer(file.data, file.name, { compress: file.compress, mtime });
   zip.end();
   await pipeline(zip.outputStream, createWriteStream(path));
-}
-
-interface ReadEntry {
-  name: string;
-  data: Buffer;
-  compressionMethod: number;
-}
-
-async function readZip(path: string): Promise<ReadEntry[]> {
-  const zip = await yauzl.openPromise(path, { lazyEntries: true, autoClose: false });
-  const read: ReadEntry[] = [];
-  try {
-    for (;;) {
-      const entry = await new Promise<yauzl.Entry | undefined>((resolve, reject) => {
-        zip.once('entry', resolve);
-        zip.once('end', () => resolve(undefined));
-        zip.once('error', reject);
-        zip.readEntry();
-      });
-      zip.removeAllListeners();
-      if (entry === undefined) return read;
-      const isDirectory = entry.fileName.endsWith('/');
-      const data = isDirectory ? Buffer.alloc(0) : await buffer(await zip.openReadStreamPromise(entry));
-      read.push({ name: entry.fileName, data, compressionMethod: entry.compressionMethod });
-    }
-  } finally {
-    zip.close();
-  }
 }
 
 describe('scrubZipFile', () => {

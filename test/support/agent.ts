@@ -1,5 +1,5 @@
 import { startAgent, type RunningAgent } from '../../src/agent/agent.js';
-import type { AgentConfig } from '../../src/agent/config.js';
+import { defaultSandboxConfig, type AgentConfig } from '../../src/agent/config.js';
 import { Secret } from '../../src/config/secret.js';
 import { captureLogger } from './logs.js';
 
@@ -11,6 +11,8 @@ export interface TestAgent extends RunningAgent {
 /** A real agent with its health server on a free loopback port and its log captured. */
 export async function startTestAgent(
   config: Omit<Partial<AgentConfig>, 'apiKey'> & { apiKey: string; apiUrl: string },
+  /** The agent's own environment: SERVICE_SECRET_* and proxies; nothing by default. */
+  env: NodeJS.ProcessEnv = {},
 ): Promise<TestAgent> {
   const { logger, logs } = captureLogger('test-agent');
   const agent = await startAgent(
@@ -22,10 +24,11 @@ export async function startTestAgent(
       logLevel: 'DEBUG',
       shutdownGraceMs: 5000,
       useOsDnsResolver: false,
+      sandbox: defaultSandboxConfig(),
       ...config,
       apiKey: new Secret(config.apiKey),
     },
-    { logger, healthHost: '127.0.0.1' },
+    { logger, healthHost: '127.0.0.1', env },
   );
   return {
     ...agent,

@@ -25,6 +25,8 @@ export interface TestService {
   /** A new private location with one key: what an agent needs. */
   privateLocation(slugName?: string): Promise<{ id: string; slugName: string; rawKey: string; keyId: string }>;
   logs: string[];
+  /** Where the service keeps uploaded artifacts, `<dir>/<jobId>/<name>`. */
+  artifactsDir: string;
   close(): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ export async function startTestService(kind: DbKind, options: ServiceOptions & {
     api,
     raw,
     logs,
+    artifactsDir,
     async privateLocation(slugName = `loc-${randomUUID().slice(0, 8)}`) {
       const location = await api('POST', '/v1/private-locations', { name: slugName, slugName });
       if (location.status !== 201) throw new Error(`creating a private location: ${JSON.stringify(location.body)}`);

@@ -1,0 +1,91 @@
+/**
+ * The agent's script side: which runtimes it can run, a sandbox user per
+ * concurrent job, a scrubber per job built from that job's secrets, and the
+ * uploader for what the script leaves behind.
+ */
+import { existsSync } from 'node:fs';
+import { RuntimeMissingError } from '../errors/index.js';
+import type { Logger } from '../logging.js';
+import type { Job, Result } from '../protocol/agent-api.js';
+import { installedRuntimes, runtimePaths } from '../runtimes/installed.js';
+import type { ArtifactUploader } from './artifact-uploader.js';
+import type { AgentConfig } from './config.js';
+import { prepareSandboxRoot } from './multistep/job-directory.js';
+import { errored, runMultiStep, type InstalledRuntime, type ResultScrubber } from './multistep/multistep-runner.js';
+import { resultFrame } from './result-frame.js';
+import { secretValues, serviceSecrets } from './sandbox/sandbox-environment.js';
+import { SandboxIdentities } from './sandbox/sandbox-user.js';
+
+export interface JobScrubber extends ResultScrubber {
+  /** Writes a scrubbed copy of a file; zips (traces) entry by entry. */
+  file(input: string, output: string, contentType: string): Promise<void>;
+}
+
+export type ScrubberFactory = (secrets: string[], options: { sensitiveHeaders: boolean }) => JobScrubber;
+
+/** Runtimes from 2025.04 on also hide Authorization, cookie and API-key headers in traces. */
+const SENSITIVE_HEADERS_FROM = '2025.04';
+
+export class ScriptJobs {
+  readonly runtimes: ReadonlyMap<string, InstalledRuntime>;
+  readonly #identities: SandboxIdentities;
+  readonly #secrets: Record<string, string>;
+
+  constructor(
+    private readonly config: AgentConfig['sandbox'],
+    concurrency: number,
+    private readonly uploader: ArtifactUploader,
+    private readonly scrubbers: ScrubberFactory,
+    private readonly agentEnv: NodeJS.ProcessEnv,
+  ) {
+    this.runtimes = new Map(
+      installedRuntimes().map((record) => {
+        const paths = runtimePaths(record.name);
+        return [record.name, { id: record.name, nodeJsVersion: record.nodeJsVersion, directory: paths.dir, node: paths.node, playwrightCli: paths.playwrightCli }];
+      }),
+    );
+    this.#identities = new SandboxIdentities({ uidBase: config.uidBase, slots: concurrency, isolate: config.userIsolation });
+    this.#secrets = serviceSecrets(agentEnv);
+  }
+
+  async start(logger: Logger): Promise<void> {
+    await prepareSandboxRoot(this.config.directory);
+    const weakness = this.#identities.weakness;
+    if (weakness) logger.warn(`script sandboxes are weaker than they could be: ${weakness}`);
+    if (this.runtimes.size === 0) logger.warn('no runtime is installed: this agent takes no script jobs (outpost runtimes install)');
+    else logger.info({ runtimes: [...this.runtimes.keys()] }, 'script runtimes installed');
+  }
+
+  async run(job: Job, agentId: string, signal: AbortSignal): Promise<Result> {
+    const runtime = job.runtimeId ? this.runtimes.get(job.runtimeId) : undefined;
+    const scrubber = this.scrubbers(secretValues(job, this.#secrets), {
+      sensitiveHeaders: (job.runtimeId ?? '') >= SENSITIVE_HEADERS_FROM,
+    });
+    if (!runtime) {
+      return scrubber.value(missingRuntime(job, agentId, [...this.runtimes.keys()]));
+    }
+    return runMultiStep(job, agentId, {
+      runtime,
+      identities: this.#identities,
+      sandboxRoot: this.config.directory,
+      memoryLimitBytes: this.config.memoryLimitBytes,
+      serviceSecrets: this.#secrets,
+      agentEnv: this.agentEnv,
+      chromiumPath: existsSync(this.config.chromiumPath) ? this.config.chromiumPath : undefined,
+      scrub: scrubber,
+      upload: async (uploadJob, name, contentType, path) => {
+        const scrubbed = `${path}.scrubbed`;
+        await scrubber.file(path, scrubbed, contentType);
+        return this.uploader.upload(uploadJob.jobId, name, contentType, scrubbed, signal);
+      },
+      signal,
+    });
+  }
+}
+
+function missingRuntime(job: Job, agentId: string, installed: string[]): Result {
+  const error = new RuntimeMissingError(
+    `Runtime ${job.runtimeId ?? '(none)'} is not installed on this agent (installed: ${installed.join(', ') || 'none'})`,
+  );
+  return errored(resultFrame(job, agentId, new Date()), error, 0, []);
+}

@@ -1,0 +1,156 @@
+/**
+ * A multi-step check the whole way: created through the API, run by a real
+ * agent in a sandbox of runtime 2026.04 against a loopback site that echoes
+ * what it is sent, its trace scrubbed and uploaded. The stored trace is then
+ * opened and searched for every spelling of every secret.
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultSandboxConfig } from '../../src/agent/config.js';
+import { SCRUB_MARKER } from '../../src/scrub/index.js';
+import { eventually, startTestAgent, type TestAgent } from '../support/agent.js';
+import { DB_KINDS } from '../support/databases.js';
+import { secretSpellings, spellingsFound } from '../support/secret-spellings.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { startTarget, type Target } from '../support/target.js';
+import { readZip } from '../support/zip.js';
+
+const CHECK_SECRET = 's3cr3t:"quoted" & ü+plus';
+const OPERATOR_SECRET = 'db-Pa55-x9q7-operator';
+const FINAL = new Set(['PASSED', 'FAILED', 'DEGRADED', 'TIMED_OUT', 'CANCELLED']);
+
+const SCRIPT = `
+import { test, expect } from '@playwright/test';
+
+test('sends its secrets every way a script might', async ({ request }) => {
+  const secret = process.env.LOGIN_PASSWORD;
+  const operator = process.env.SERVICE_SECRET_DB_PASSWORD;
+  await test.step('log in as ' + secret, async () => {
+    const response = await request.post(process.env.TARGET_URL + '/echo?token=' + encodeURIComponent(secret), {
+      headers: {
+        authorization: 'Basic ' + Buffer.from('user:' + secret).toString('base64'),
+        'x-signature': Buffer.from(operator).toString('hex'),
+        'x-db': operator,
+      },
+      data: { password: secret, nested: { again: secret } },
+    });
+    expect(response.status()).toBe(200);
+  });
+  await test.step('read it back', async () => {
+    console.log('logged in with', secret, 'and', operator);
+    expect(process.env.CI).toBeUndefined();
+    expect(process.env.SERVICE).toBe('true');
+  });
+});
+`;
+
+describe('multi-step checks end to end', () => {
+  let service: TestService;
+  let agent: TestAgent;
+  let target: Target;
+  let slug: string;
+
+  beforeAll(async () => {
+    target = await startTarget({
+      // Echoes the request, so the secrets come back in the response bodies the trace records too.
+      '/echo': (request, response) => {
+        const chunks: Buffer[] = [];
+        request.on('data', (chunk: Buffer) => chunks.push(chunk));
+        request.on('end', () => {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end(JSON.stringify({ url: request.url, headers: request.headers, body: Buffer.concat(chunks).toString() }));
+        });
+      },
+    });
+    service = await startTestService(DB_KINDS[0]!);
+    const location = await service.privateLocation();
+    slug = location.slugName;
+    agent = await startTestAgent(
+      // Sandbox users of this file's own, so no other test's clean-up can touch its processes.
+      { apiKey: location.rawKey, apiUrl: service.url, sandbox: { ...defaultSandboxConfig(), uidBase: 61200 } },
+      { SERVICE_SECRET_DB_PASSWORD: OPERATOR_SECRET },
+    );
+    await eventually(async () => ((await agent.health('/-/readiness')).status === 200 ? true : undefined), 15_000, 'agent ready');
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await service?.close();
+    await target?.close();
+  });
+
+  async function runCheck(script: string): Promise<{ session: any; detail: any }> {
+    const created = await service.api('POST', '/v1/checks/multistep', {
+      name: 'login journey',
+      activated: false,
+      privateLocations: [slug],
+      runtimeId: '2026.04',
+      script,
+      environmentVariables: [
+        { key: 'TARGET_URL', value: target.url },
+        { key: 'LOGIN_PASSWORD', value: CHECK_SECRET, secret: true },
+      ],
+    });
+    expect(created.status).toBe(201);
+    const triggered = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [created.body.id] } });
+    expect(triggered.status).toBe(201);
+    const sessionId = triggered.body.sessions[0].checkSessionId;
+    const session = await eventually(async () => {
+      const read = await service.api('GET', `/v1/check-sessions/${sessionId}`);
+      return FINAL.has(read.body.status) ? read.body : undefined;
+    }, 60_000, 'a final session');
+    const detail = await service.api('GET', new URL(session.results[0].checkResultLink).pathname);
+    expect(detail.status).toBe(200);
+    return { session, detail: detail.body };
+  }
+
+  it('runs the script, reports its steps and logs scrubbed, and uploads a trace with no secret left in it', async () => {
+    const { session, detail } = await runCheck(SCRIPT);
+    expect(session.status).toBe('PASSED');
+    const everything = JSON.stringify({ session, detail });
+    const spellings = [...secretSpellings(CHECK_SECRET), ...secretSpellings(OPERATOR_SECRET)];
+    expect(spellingsFound(everything, spellings)).toEqual([]);
+
+    const steps = detail.details.steps as { name: string; status: string }[];
+    expect(steps.map((step) => [step.name, step.status])).toEqual([
+      [`log in as ${SCRUB_MARKER}`, 'passed'],
+      ['read it back', 'passed'],
+    ]);
+    expect(detail.logs.map((line: { message: string }) => line.message)).toContain(
+      `logged in with ${SCRUB_MARKER} and ${SCRUB_MARKER}`,
+    );
+    expect(detail.artifacts).toEqual([
+      expect.objectContaining({ name: 'trace.zip', contentType: 'application/zip', uploaded: true, error: null }),
+    ]);
+
+    // The stored trace: every entry searched for every spelling of both secrets.
+    const [jobDirectory] = await readdir(service.artifactsDir);
+    const entries = await readZip(join(service.artifactsDir, jobDirectory!, 'trace.zip'));
+    expect(entries.length).toBeGreaterThan(1);
+    const leaks = entries.flatMap((entry) => spellingsFound(entry.data, spellings).map((found) => `${entry.name}: ${found}`));
+    expect(leaks).toEqual([]);
+    // The trace did hold them: the echo and the request were recorded, now with the marker in their place.
+    const network = entries.filter((entry) => entry.data.includes(SCRUB_MARKER));
+    expect(network.length).toBeGreaterThan(0);
+  });
+
+  it('fails the check of a script whose assertion fails, with the assertion in the error and no secret', async () => {
+    const script = `
+import { test, expect } from '@playwright/test';
+test('wrong status', async ({ request }) => {
+  await test.step('expects 201', async () => {
+    const response = await request.get(process.env.TARGET_URL + '/echo');
+    expect(response.status(), 'sent ' + process.env.LOGIN_PASSWORD).toBe(201);
+  });
+});
+`;
+    const { session, detail } = await runCheck(script);
+    expect(session.status).toBe('FAILED');
+    expect(detail).toMatchObject({ hasFailures: true, hasErrors: false });
+    expect(detail.error.code).toBe('SCRIPT_FAILED');
+    expect(detail.error.message).toContain(`sent ${SCRUB_MARKER}`);
+    expect(detail.error.message).toContain('Expected: 201');
+    expect(spellingsFound(JSON.stringify({ session, detail }), secretSpellings(CHECK_SECRET))).toEqual([]);
+  });
+});
