@@ -2,9 +2,16 @@
  * Credentials in HTTP headers are not always among a job's secrets: a session
  * cookie the site set, a token a login step was given. On runtimes that ask
  * for it, the values of these headers are replaced in trace files wherever
- * they appear in the shape Playwright writes headers in: arrays of
- * {name, value} (resource snapshots' request and response, API calls' params).
+ * they appear in the shapes Playwright writes headers in: arrays of
+ * {name, value} (resource snapshots' request and response, API calls' params)
+ * and plain objects under `headers` or `extraHTTPHeaders` (what a script
+ * passed to `request.get(url, { headers })`, recorded as the call's params),
+ * the `cookies` lists of network entries (parsed from those headers), and the
+ * `name: value` lines of an API call's log.
  */
+const LOGGED_HEADER = /^(\s*)(authorization|proxy-authorization|cookie|set-cookie|x-api-key|x-auth-token):\s.*$/i;
+const HEADER_OBJECT_KEYS: ReadonlySet<string> = new Set(['headers', 'extraHTTPHeaders']);
+
 const SENSITIVE_HEADERS: ReadonlySet<string> = new Set([
   'authorization',
   'proxy-authorization',
@@ -35,6 +42,21 @@ export function scrubHeaderValues(root: unknown, replacement: string): boolean {
     const value = pending.pop();
     if (typeof value !== 'object' || value === null) continue;
     const isArray = Array.isArray(value);
+    if (!isArray) {
+      const record = value as Record<string, unknown>;
+      for (const [key, headers] of Object.entries(record)) {
+        if (HEADER_OBJECT_KEYS.has(key) && isPlainObject(headers)) changed = scrubHeaderObject(headers, replacement) || changed;
+        if (key === 'cookies' && Array.isArray(headers)) changed = scrubCookies(headers, replacement) || changed;
+      }
+      if (record.type === 'log' && typeof record.message === 'string') {
+        const match = LOGGED_HEADER.exec(record.message);
+        const scrubbed = match ? `${match[1]}${match[2]}: ${replacement}` : record.message;
+        if (scrubbed !== record.message) {
+          record.message = scrubbed;
+          changed = true;
+        }
+      }
+    }
     for (const item of isArray ? (value as unknown[]) : Object.values(value)) {
       if (isArray && isHeader(item) && isSensitiveHeader(item.name) && item.value !== replacement) {
         item.value = replacement;
@@ -62,4 +84,30 @@ export function scrubHeadersInLine(line: string, replacement: string): string {
 function isHeader(item: unknown): item is { name: string; value: unknown } {
   if (typeof item !== 'object' || item === null) return false;
   return typeof (item as { name?: unknown }).name === 'string' && 'value' in item;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function scrubHeaderObject(headers: Record<string, unknown>, replacement: string): boolean {
+  let changed = false;
+  for (const [name, value] of Object.entries(headers)) {
+    if (isSensitiveHeader(name) && typeof value === 'string' && value !== replacement) {
+      headers[name] = replacement;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+function scrubCookies(cookies: unknown[], replacement: string): boolean {
+  let changed = false;
+  for (const cookie of cookies) {
+    if (isHeader(cookie) && cookie.value !== replacement) {
+      cookie.value = replacement;
+      changed = true;
+    }
+  }
+  return changed;
 }

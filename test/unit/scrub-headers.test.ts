@@ -69,6 +69,33 @@ describe('sensitive headers', () => {
     ]);
   });
 
+  it('replaces them in plain header objects a script passed to a request, and only there', () => {
+    const call = {
+      type: 'before',
+      method: 'fetch',
+      params: {
+        url: 'http://127.0.0.1/echo',
+        headers: { 'x-api-key': 'k-1', Cookie: 'c-2', accept: 'application/json' },
+        extraHTTPHeaders: { Authorization: 'Bearer t-3' },
+        data: { cookie: 'a body field, not a header' },
+      },
+    };
+    const scrubbed = JSON.parse(scrubHeadersInLine(JSON.stringify(call), M));
+    expect(scrubbed.params.headers).toEqual({ 'x-api-key': M, Cookie: M, accept: 'application/json' });
+    expect(scrubbed.params.extraHTTPHeaders).toEqual({ Authorization: M });
+    expect(scrubbed.params.data).toEqual({ cookie: 'a body field, not a header' });
+  });
+
+  it('replaces them in an API call\'s logged request lines and in network entries\' cookie lists', () => {
+    const logged = { type: 'log', callId: 'call@5', message: '  x-api-key: k-1' };
+    expect(JSON.parse(scrubHeadersInLine(JSON.stringify(logged), M)).message).toBe(`  x-api-key: ${M}`);
+    const other = { type: 'log', callId: 'call@5', message: '  accept: */*' };
+    expect(scrubHeadersInLine(JSON.stringify(other), M)).toBe(JSON.stringify(other));
+    const entry = { type: 'resource-snapshot', snapshot: { request: { cookies: [{ name: 'session', value: 's-9' }], headers: [{ name: 'Cookie', value: 'session=s-9' }] } } };
+    const scrubbed = JSON.parse(scrubHeadersInLine(JSON.stringify(entry), M));
+    expect(scrubbed.snapshot.request.cookies).toEqual([{ name: 'session', value: M }]);
+  });
+
   it('leaves lines without such headers, and lines that are not JSON, exactly as they were', () => {
     const plain = '{"type":"log","text":"no headers here",  "n": 1.50}';
     expect(scrubHeadersInLine(plain, M)).toBe(plain);
