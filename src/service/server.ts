@@ -10,6 +10,7 @@ import { agentRoutes } from './routes/agent.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { checkSessionRoutes } from './routes/check-sessions.js';
 import { checkRoutes } from './routes/checks.js';
+import { agentCodeBundleRoutes, codeBundleRoutes } from './routes/code-bundles.js';
 import { privateLocationRoutes } from './routes/private-locations.js';
 import { runtimeRoutes } from './routes/runtimes.js';
 import { validatorCompiler } from './validation.js';
@@ -75,11 +76,13 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(checkSessionRoutes(ctx));
     await user.register(analyticsRoutes(ctx));
     await user.register(runtimeRoutes());
+    await user.register(codeBundleRoutes(ctx));
   });
 
   await app.register(async (agent) => {
     agent.addHook('onRequest', agentAuth(ctx.agentKeys));
     await agent.register(agentRoutes(ctx));
+    await agent.register(agentCodeBundleRoutes(ctx));
   });
 
   return app;

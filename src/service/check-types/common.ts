@@ -1,6 +1,7 @@
 import Type, { type TObject, type TSchema } from 'typebox';
 import type { Job } from '../../protocol/agent-api.js';
 import type { CheckType } from '../../protocol/enums.js';
+import type { Queryable } from '../db/database.js';
 import { frequencySchema, LocationSchema } from '../schemas/common.js';
 
 /** Fields every check type shares. */
@@ -57,6 +58,15 @@ export interface CheckTypeDefinition {
   mergeUpdate(stored: CheckDefinition, changes: Record<string, unknown>): Record<string, unknown>;
   /** Rules that span fields, after defaults: field → problem. */
   crossFieldProblems(definition: CheckDefinition): Record<string, string>;
+  /**
+   * Rules that need the account's records (a code bundle that must exist in
+   * it), after the others passed; what it finds is stored with the definition.
+   */
+  resolveInAccount?(
+    db: Queryable,
+    accountId: string,
+    definition: CheckDefinition,
+  ): Promise<{ problems: Record<string, string>; definition: CheckDefinition }>;
   /** What the agent gets for one run, and how long the run may take. */
   jobSpec(definition: CheckDefinition): JobSpec;
 }

@@ -60,6 +60,11 @@ async function judge(db: Queryable, accountId: string, type: CheckTypeDefinition
   const known = await privateLocationIdsBySlug(db, accountId, definition.privateLocations);
   const unknown = definition.privateLocations.filter((slug) => !known.has(slug));
   if (unknown.length > 0) attributes.privateLocations = `unknown private location: ${unknown.join(', ')}`;
+  if (Object.keys(attributes).length === 0 && type.resolveInAccount) {
+    const resolved = await type.resolveInAccount(db, accountId, definition);
+    Object.assign(attributes, resolved.problems);
+    definition = resolved.definition;
+  }
   if (Object.keys(attributes).length === 0) return { definition };
   const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
   return { message: `Invalid body: ${list.join('; ')}`, attributes };

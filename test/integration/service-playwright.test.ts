@@ -1,0 +1,248 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiAnswer } from '../support/service.js';
+import {
+  createSecondAccount,
+  expectErrorA,
+  expectErrorB,
+  ManualAgent,
+  triggerCheck,
+} from '../support/agent-protocol.js';
+import { DB_KINDS } from '../support/databases.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+/** Not a real tar: the service only stores, hashes and checks that it is gzip. */
+const BUNDLE = gzipSync(Buffer.from('a Playwright project, as far as the service cares'));
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+describe.each(DB_KINDS)('Playwright check suites (%s)', (kind) => {
+  let service: TestService;
+  let bundleId: string;
+
+  beforeAll(async () => {
+    service = await startTestService(kind);
+    bundleId = (await upload(BUNDLE)).body.id;
+  });
+  afterAll(() => service?.close());
+
+  async function upload(bytes: Buffer, headers: Record<string, string> = auth()): Promise<ApiAnswer> {
+    const response = await fetch(`${service.url}/v1/code-bundles`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/gzip', ...headers },
+      body: bytes,
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+  }
+  const auth = () => ({ authorization: `Bearer ${service.apiKey}`, 'x-service-account': service.accountId });
+
+  const create = (extra: Record<string, unknown> = {}) =>
+    service.api('POST', '/v1/checks/playwright', { name: 'Checkout suite', codeBundleId: bundleId, ...extra });
+
+  async function download(key: string, id: string): Promise<{ status: number; bytes: Buffer; headers: Headers }> {
+    const response = await fetch(`${service.url}/v1/agent/code-bundles/${id}`, { headers: { authorization: `Bearer ${key}` } });
+    return { status: response.status, bytes: Buffer.from(await response.arrayBuffer()), headers: response.headers };
+  }
+
+  describe('code bundles', () => {
+    it('stores an upload and answers its id, SHA-256 and size', async () => {
+      const answer = await upload(BUNDLE);
+      expect(answer.status).toBe(201);
+      expect(answer.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), sha256: sha256(BUNDLE), size: BUNDLE.length });
+    });
+
+    it('refuses a body that is not gzip, naming it', async () => {
+      expectErrorB(await upload(Buffer.from('plain text, no archive')), ['body']);
+      expectErrorB(await upload(Buffer.alloc(0)), ['body']);
+    });
+
+    it('answers 401 without a key and 403 for another account', async () => {
+      expectErrorA(await upload(BUNDLE, { 'x-service-account': service.accountId }), 401, 'Unauthorized');
+      const other = await createSecondAccount(service);
+      expectErrorA(await upload(BUNDLE, { ...auth(), 'x-service-account': other.accountId }), 403, 'Forbidden');
+    });
+
+    it('serves the bytes to an agent of the account, with their SHA-256', async () => {
+      const location = await service.privateLocation();
+      const answer = await download(location.rawKey, bundleId);
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-type')).toBe('application/gzip');
+      expect(answer.headers.get('x-content-sha256')).toBe(sha256(BUNDLE));
+      expect(answer.bytes.equals(BUNDLE)).toBe(true);
+    });
+
+    it('answers 404 for an unknown bundle and for another account\'s, 401 without a location key', async () => {
+      const location = await service.privateLocation();
+      expectErrorA(await service.raw('GET', `/v1/agent/code-bundles/${randomUUID()}`, undefined, { authorization: `Bearer ${location.rawKey}` }), 404, 'Not Found');
+      const other = await createSecondAccount(service);
+      const theirs = { authorization: `Bearer ${other.apiKey}`, 'x-service-account': other.accountId };
+      const theirLocation = await service.raw('POST', '/v1/private-locations', { name: 'theirs', slugName: 'theirs' }, theirs);
+      const theirKey = await service.raw('POST', `/v1/private-locations/${theirLocation.body.id}/keys`, undefined, theirs);
+      expectErrorA(
+        await service.raw('GET', `/v1/agent/code-bundles/${bundleId}`, undefined, { authorization: `Bearer ${theirKey.body.rawKey}` }),
+        404,
+        'Not Found',
+      );
+      expectErrorA(await service.raw('GET', `/v1/agent/code-bundles/${bundleId}`), 401, 'Unauthorized');
+      // A user key is not a location key.
+      expectErrorA(await service.raw('GET', `/v1/agent/code-bundles/${bundleId}`, undefined, auth()), 401, 'Unauthorized');
+    });
+  });
+
+  describe('create', () => {
+    it('answers 201 with every default filled in and the bundle\'s hash, and reads back the same', async () => {
+      const created = await create();
+      expect(created.status).toBe(201);
+      expect(created.body).toEqual({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        checkType: 'PLAYWRIGHT',
+        name: 'Checkout suite',
+        codeBundleId: bundleId,
+        codeBundleSha256: sha256(BUNDLE),
+        codeBundleSize: BUNDLE.length,
+        engine: 'NODE_24',
+        installCommand: 'npm ci',
+        testCommand: 'npx playwright test',
+        pwProjects: [],
+        pwTags: [],
+        activated: true,
+        muted: false,
+        shouldFail: false,
+        locations: [],
+        tags: [],
+        alertSettings: null,
+        useGlobalAlertSettings: true,
+        groupId: null,
+        groupOrder: null,
+        alertChannelSubscriptions: [],
+        retryStrategy: null,
+        triggerIncident: null,
+        runParallel: false,
+        description: null,
+        environmentVariables: [],
+        frequency: 10,
+        privateLocations: [],
+        alertChannels: { email: [], webhook: [], slack: [], sms: [] },
+        created_at: expect.any(String),
+        updated_at: null,
+      });
+      expect((await service.api('GET', `/v1/checks/${created.body.id}`)).body).toEqual(created.body);
+    });
+
+    it('stores every engine and filter as sent; null lists are empty', async () => {
+      for (const engine of ['NODE_22', 'NODE_24', 'NODE_26', 'BUN_1_3']) {
+        const created = await create({ engine, installCommand: 'bun install', testCommand: 'bunx playwright test', pwProjects: ['chromium'], pwTags: ['@smoke', '@api'] });
+        expect(created.status).toBe(201);
+        expect(created.body).toMatchObject({ engine, installCommand: 'bun install', testCommand: 'bunx playwright test', pwProjects: ['chromium'], pwTags: ['@smoke', '@api'] });
+      }
+      const nulls = await create({ pwProjects: null, pwTags: null, environmentVariables: null, privateLocations: null });
+      expect(nulls.body).toMatchObject({ pwProjects: [], pwTags: [], environmentVariables: [], privateLocations: [] });
+    });
+  });
+
+  describe('validation', () => {
+    const cases: [string, Record<string, unknown>, string[]][] = [
+      ['no name', { name: undefined }, ['name']],
+      ['no codeBundleId', { codeBundleId: undefined }, ['codeBundleId']],
+      ['a codeBundleId that is not a uuid', { codeBundleId: 'bundle-1' }, ['codeBundleId']],
+      ['an unknown engine', { engine: 'DENO_2' }, ['engine']],
+      ['an empty installCommand', { installCommand: '' }, ['installCommand']],
+      ['a blank testCommand', { testCommand: '   ' }, ['testCommand']],
+      ['a command over 1024 characters', { testCommand: 'x'.repeat(1025) }, ['testCommand']],
+      ['a repeated project', { pwProjects: ['chromium', 'chromium'] }, ['pwProjects']],
+      ['a blank project', { pwProjects: ['  '] }, ['pwProjects.0']],
+      ['a tag without @', { pwTags: ['@ok', 'smoke'] }, ['pwTags.1']],
+      ['a tag with a space', { pwTags: ['@a b'] }, ['pwTags.0']],
+      ['51 tags', { pwTags: Array.from({ length: 51 }, (_, index) => `@t${index}`) }, ['pwTags']],
+      ['a reserved variable', { environmentVariables: [{ key: 'SERVICE', value: 'x' }] }, ['environmentVariables.0.key']],
+      ['a repeated variable', { environmentVariables: [{ key: 'A', value: '1' }, { key: 'A', value: '2' }] }, ['environmentVariables.1.key']],
+      ['an unknown private location', { privateLocations: ['nowhere'] }, ['privateLocations']],
+      ['a frequency that is not allowed', { frequency: 7 }, ['frequency']],
+    ];
+    it.each(cases)('refuses %s, naming the field', async (_why, extra, fields) => {
+      const body: Record<string, unknown> = { name: 'Suite', codeBundleId: bundleId, ...extra };
+      for (const key of Object.keys(body)) if (body[key] === undefined) delete body[key];
+      expectErrorB(await service.api('POST', '/v1/checks/playwright', body), fields);
+    });
+
+    it('refuses a bundle that does not exist, and another account\'s', async () => {
+      expectErrorB(await create({ codeBundleId: randomUUID() }), ['codeBundleId']);
+      const other = await createSecondAccount(service);
+      const response = await fetch(`${service.url}/v1/code-bundles`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${other.apiKey}`, 'x-service-account': other.accountId, 'content-type': 'application/gzip' },
+        body: BUNDLE,
+      });
+      const theirs = (await response.json()) as { id: string };
+      expectErrorB(await create({ codeBundleId: theirs.id }), ['codeBundleId']);
+    });
+  });
+
+  describe('update', () => {
+    it('changes only the fields sent, checks a new bundle, and takes its hash', async () => {
+      const created = await create({ activated: false, pwTags: ['@smoke'] });
+      const updated = await service.api('PUT', `/v1/checks/playwright/${created.body.id}`, { engine: 'NODE_22' });
+      expect(updated.status).toBe(200);
+      expect(updated.body).toMatchObject({ engine: 'NODE_22', pwTags: ['@smoke'], codeBundleSha256: sha256(BUNDLE) });
+      expectErrorB(await service.api('PUT', `/v1/checks/playwright/${created.body.id}`, { codeBundleId: randomUUID() }), ['codeBundleId']);
+      const other = gzipSync(Buffer.from('version 2'));
+      const second = await upload(other);
+      const moved = await service.api('PUT', `/v1/checks/playwright/${created.body.id}`, { codeBundleId: second.body.id });
+      expect(moved.body).toMatchObject({ codeBundleId: second.body.id, codeBundleSha256: sha256(other), codeBundleSize: other.length });
+      expectErrorB(await service.api('PUT', `/v1/checks/playwright/${created.body.id}`, { pwTags: ['nope'] }), ['pwTags.0']);
+      expectErrorA(await service.api('PUT', `/v1/checks/multistep/${created.body.id}`, { name: 'x' }), 404, 'Not Found');
+    });
+  });
+
+  describe('jobs', () => {
+    it('hands a run to an agent that declared PLAYWRIGHT: the bundle reference, engine, commands, filters, 30 minutes', async () => {
+      const location = await service.privateLocation();
+      const uptimeOnly = await new ManualAgent(service, location.rawKey).connect({ checkTypes: ['URL', 'MULTI_STEP'], runtimes: ['2026.04'] });
+      const suiteAgent = await new ManualAgent(service, location.rawKey).connect({ checkTypes: ['URL', 'PLAYWRIGHT'], runtimes: [] });
+      const created = await create({
+        activated: false,
+        privateLocations: [location.slugName],
+        engine: 'NODE_26',
+        pwProjects: ['chromium'],
+        pwTags: ['@smoke'],
+        environmentVariables: [{ key: 'TOKEN', value: 'hunter22', secret: true }],
+      });
+      const session = await triggerCheck(service, created.body.id);
+      expect((await uptimeOnly.claim(0)).body.jobs).toEqual([]);
+      const job = await suiteAgent.claimOne();
+      expect(job).toMatchObject({
+        checkSessionId: session.checkSessionId,
+        checkType: 'PLAYWRIGHT',
+        timeoutSeconds: 1800,
+        runtimeId: null,
+        environmentVariables: [{ key: 'TOKEN', value: 'hunter22', secret: true }],
+        settings: {
+          bundle: { id: bundleId, url: `/v1/agent/code-bundles/${bundleId}`, sha256: sha256(BUNDLE), size: BUNDLE.length },
+          engine: 'NODE_26',
+          installCommand: 'npm ci',
+          testCommand: 'npx playwright test',
+          pwProjects: ['chromium'],
+          pwTags: ['@smoke'],
+          shouldFail: false,
+        },
+      });
+      // The job's own bundle URL is what the agent downloads.
+      const bytes = await download(location.rawKey, (job.settings.bundle as { id: string }).id);
+      expect(bytes.bytes.equals(BUNDLE)).toBe(true);
+    });
+  });
+
+  it('describes the routes in /openapi.json', async () => {
+    const document = (await service.raw('GET', '/openapi.json')).body;
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining(['/v1/code-bundles', '/v1/agent/code-bundles/{id}', '/v1/checks/playwright', '/v1/checks/playwright/{id}']),
+    );
+    expect(document.paths['/v1/checks/playwright'].post.requestBody.content['application/json'].schema.properties.engine.enum).toEqual([
+      'NODE_22',
+      'NODE_24',
+      'NODE_26',
+      'BUN_1_3',
+    ]);
+  });
+});
