@@ -5,6 +5,7 @@
  * opened and searched for every spelling of every secret.
  */
 import { readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSandboxConfig } from '../../src/agent/config.js';
@@ -83,9 +84,10 @@ describe('multi-step checks end to end', () => {
     await target?.close();
   });
 
-  async function runCheck(script: string): Promise<{ session: any; detail: any }> {
+  async function runCheck(script: string, dependencies: { path: string; content: string }[] = []): Promise<{ session: any; detail: any }> {
     const created = await service.api('POST', '/v1/checks/multistep', {
       name: 'login journey',
+      dependencies,
       activated: false,
       privateLocations: [slug],
       runtimeId: '2026.04',
@@ -162,5 +164,81 @@ test('wrong status', async ({ request }) => {
     expect(detail.error.message).toContain(`sent ${SCRUB_MARKER}`);
     expect(detail.error.message).toContain('Expected: 201');
     expect(spellingsFound(JSON.stringify({ session, detail }), secretSpellings(CHECK_SECRET))).toEqual([]);
+  });
+
+  it('writes the check\'s dependency files beside its script, where its imports find them', async () => {
+    const script = `
+import { test, expect } from '@playwright/test';
+import { greeting } from './lib/greeting.js';
+import settings from './data/settings.json' with { type: 'json' };
+
+test('uses its files', async () => {
+  await test.step(greeting(settings.name), async () => {
+    expect(settings.retries).toBe(3);
+  });
+});
+`;
+    const { session, detail } = await runCheck(script, [
+      { path: 'lib/greeting.js', content: 'export function greeting(name) { return `hello ${name}`; }\n' },
+      { path: 'data/settings.json', content: '{ "name": "outpost", "retries": 3 }\n' },
+    ]);
+    expect(session.status, JSON.stringify(detail.error)).toBe('PASSED');
+    expect(detail.details.steps.map((step: { name: string }) => step.name)).toEqual(['hello outpost']);
+  });
+
+  it('leaves a script no way to the agent\'s key or its Redis, by environment, /proc or socket', async () => {
+    const script = `
+import { test } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+
+test('pries', async () => {
+  console.log('env ' + Object.keys(process.env).sort().join(','));
+  for (const [what, read] of [
+    ['environ fs', () => readFileSync('/proc/${process.pid}/environ', 'latin1')],
+    ['environ cat', () => execFileSync('cat', ['/proc/${process.pid}/environ']).toString('latin1')],
+  ]) {
+    try { read(); console.log(what + ' READ'); } catch (error) { console.log(what + ' denied'); }
+  }
+  const sockets = execFileSync('sh', ['-c', 'ls -d ' + process.env.REDIS_GLOB + ' 2>/dev/null || true']).toString().split('\\n').filter(Boolean);
+  console.log('redis dirs ' + sockets.length);
+  for (const dir of sockets) {
+    const answer = await new Promise((resolve) => {
+      const socket = net.connect(dir + '/redis.sock');
+      socket.once('connect', () => { socket.end(); resolve('CONNECTED'); });
+      socket.once('error', (error) => resolve(error.code));
+    });
+    console.log('redis ' + answer);
+  }
+});
+`;
+    const created = await service.api('POST', '/v1/checks/multistep', {
+      name: 'prying',
+      activated: false,
+      privateLocations: [slug],
+      runtimeId: '2026.04',
+      script,
+      environmentVariables: [{ key: 'REDIS_GLOB', value: join(tmpdir(), 'outpost-redis-*') }],
+    });
+    expect(created.status).toBe(201);
+    const triggered = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [created.body.id] } });
+    const sessionId = triggered.body.sessions[0].checkSessionId;
+    const session = await eventually(async () => {
+      const read = await service.api('GET', `/v1/check-sessions/${sessionId}`);
+      return FINAL.has(read.body.status) ? read.body : undefined;
+    }, 60_000, 'a final session');
+    const detail = (await service.api('GET', new URL(session.results[0].checkResultLink).pathname)).body;
+    const lines: string[] = detail.logs.map((line: { message: string }) => line.message);
+    expect(session.status, JSON.stringify(lines)).toBe('PASSED');
+    const env = lines.find((line) => line.startsWith('env '))!.slice(4).split(',');
+    expect(env.filter((key) => /API_KEY|API_URL|REDIS_URL/.test(key))).toEqual([]);
+    expect(lines).toContain('environ fs denied');
+    expect(lines).toContain('environ cat denied');
+    // The agent's own embedded redis-server is among them; none lets the script in.
+    expect(Number(lines.find((line) => line.startsWith('redis dirs '))!.slice(11))).toBeGreaterThan(0);
+    const redis = lines.filter((line) => line.startsWith('redis ') && !line.startsWith('redis dirs'));
+    expect(redis.length).toBeGreaterThan(0);
+    expect(redis.filter((line) => line.includes('CONNECTED'))).toEqual([]);
   });
 });
