@@ -4,7 +4,7 @@
  * what it is sent, its trace scrubbed and uploaded. The stored trace is then
  * opened and searched for every spelling of every secret.
  */
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,8 +54,10 @@ describe('multi-step checks end to end', () => {
   let agent: TestAgent;
   let target: Target;
   let slug: string;
+  let sandboxDirectory: string;
 
   beforeAll(async () => {
+    sandboxDirectory = await mkdtemp(join(tmpdir(), 'outpost-e2e-sandboxes-'));
     target = await startTarget({
       // Echoes the request, so the secrets come back in the response bodies the trace records too.
       '/echo': (request, response) => {
@@ -72,7 +74,7 @@ describe('multi-step checks end to end', () => {
     slug = location.slugName;
     agent = await startTestAgent(
       // Sandbox users of this file's own, so no other test's clean-up can touch its processes.
-      { apiKey: location.rawKey, apiUrl: service.url, sandbox: { ...defaultSandboxConfig(), uidBase: 61200 } },
+      { apiKey: location.rawKey, apiUrl: service.url, sandbox: { ...defaultSandboxConfig(), uidBase: 61200, directory: sandboxDirectory } },
       { SERVICE_SECRET_DB_PASSWORD: OPERATOR_SECRET },
     );
     await eventually(async () => ((await agent.health('/-/readiness')).status === 200 ? true : undefined), 15_000, 'agent ready');
@@ -82,6 +84,7 @@ describe('multi-step checks end to end', () => {
     await agent?.stop();
     await service?.close();
     await target?.close();
+    await rm(sandboxDirectory, { recursive: true, force: true });
   });
 
   async function runCheck(script: string, dependencies: { path: string; content: string }[] = []): Promise<{ session: any; detail: any }> {
@@ -240,5 +243,14 @@ test('pries', async () => {
     const redis = lines.filter((line) => line.startsWith('redis ') && !line.startsWith('redis dirs'));
     expect(redis.length).toBeGreaterThan(0);
     expect(redis.filter((line) => line.includes('CONNECTED'))).toEqual([]);
+  });
+
+  it('leaves no job directory behind once the runs are over', async () => {
+    // A directory made ready for the next job may wait there; none that a job used.
+    const used = [];
+    for (const name of await readdir(sandboxDirectory)) {
+      if ((await readdir(join(sandboxDirectory, name)).catch(() => [])).includes('check')) used.push(name);
+    }
+    expect(used).toEqual([]);
   });
 });
