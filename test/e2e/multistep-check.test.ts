@@ -247,9 +247,10 @@ test('pries', async () => {
 
   it('leaves no job directory behind once the runs are over', async () => {
     // A directory made ready for the next job may wait there; none that a job used.
-    const used = [];
+    const used: string[] = [];
     for (const name of await readdir(sandboxDirectory)) {
-      if ((await readdir(join(sandboxDirectory, name)).catch(() => [])).includes('check')) used.push(name);
+      const entries: string[] = await readdir(join(sandboxDirectory, name)).catch(() => []);
+      if (entries.includes('check')) used.push(name);
     }
     expect(used).toEqual([]);
   });
