@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { RuntimeMissingError } from '../errors/index.js';
 import type { Logger } from '../logging.js';
-import type { Job, Result } from '../protocol/agent-api.js';
+import type { ArtifactRef, Job, Result } from '../protocol/agent-api.js';
 import { installedRuntimes, runtimePaths } from '../runtimes/installed.js';
 import type { ArtifactUploader } from './artifact-uploader.js';
 import type { AgentConfig } from './config.js';
@@ -56,30 +56,57 @@ export class ScriptJobs {
     else logger.info({ runtimes: [...this.runtimes.keys()] }, 'script runtimes installed');
   }
 
+  /** Never throws: a job that cannot run is a failed check with the reason, not a crashed lane. */
   async run(job: Job, agentId: string, signal: AbortSignal): Promise<Result> {
+    let scrubber: JobScrubber;
+    try {
+      scrubber = this.scrubbers(secretValues(job, this.#secrets), {
+        sensitiveHeaders: (job.runtimeId ?? '') >= SENSITIVE_HEADERS_FROM,
+      });
+    } catch (error) {
+      // A secret the scrubber cannot take (over 128 KiB) could leak through anything the script
+      // prints, so the script does not run. The message names no value.
+      return errored(resultFrame(job, agentId, new Date()), error, 0, []);
+    }
     const runtime = job.runtimeId ? this.runtimes.get(job.runtimeId) : undefined;
-    const scrubber = this.scrubbers(secretValues(job, this.#secrets), {
-      sensitiveHeaders: (job.runtimeId ?? '') >= SENSITIVE_HEADERS_FROM,
-    });
     if (!runtime) {
       return scrubber.value(missingRuntime(job, agentId, [...this.runtimes.keys()]));
     }
-    return runMultiStep(job, agentId, {
-      runtime,
-      identities: this.#identities,
-      sandboxRoot: this.config.directory,
-      memoryLimitBytes: this.config.memoryLimitBytes,
-      serviceSecrets: this.#secrets,
-      agentEnv: this.agentEnv,
-      chromiumPath: existsSync(this.config.chromiumPath) ? this.config.chromiumPath : undefined,
-      scrub: scrubber,
-      upload: async (uploadJob, name, contentType, path) => {
-        const scrubbed = `${path}.scrubbed`;
-        await scrubber.file(path, scrubbed, contentType);
-        return this.uploader.upload(uploadJob.jobId, name, contentType, scrubbed, signal);
-      },
-      signal,
-    });
+    try {
+      return await runMultiStep(job, agentId, {
+        runtime,
+        identities: this.#identities,
+        sandboxRoot: this.config.directory,
+        memoryLimitBytes: this.config.memoryLimitBytes,
+        serviceSecrets: this.#secrets,
+        agentEnv: this.agentEnv,
+        chromiumPath: existsSync(this.config.chromiumPath) ? this.config.chromiumPath : undefined,
+        scrub: scrubber,
+        upload: (uploadJob, name, contentType, path) => this.#scrubAndUpload(scrubber, uploadJob, name, contentType, path, signal),
+        signal,
+      });
+    } catch (error) {
+      return scrubber.value(errored(resultFrame(job, agentId, new Date()), error, 0, []));
+    }
+  }
+
+  async #scrubAndUpload(
+    scrubber: JobScrubber,
+    job: Job,
+    name: string,
+    contentType: string,
+    path: string,
+    signal: AbortSignal,
+  ): Promise<ArtifactRef> {
+    const scrubbed = `${path}.scrubbed`;
+    try {
+      await scrubber.file(path, scrubbed, contentType);
+    } catch (error) {
+      // What cannot be scrubbed is not sent; the rest of the result still is.
+      const reason = error instanceof Error ? error.message : String(error);
+      return { name, contentType, size: 0, uploaded: false, error: `not uploaded: it could not be scrubbed (${scrubber.text(reason)})` };
+    }
+    return this.uploader.upload(job.jobId, name, contentType, scrubbed, signal);
   }
 }
 
