@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSandboxConfig } from '../../src/agent/config.js';
+import { listProcesses } from '../../src/agent/sandbox/process-tree.js';
 import { SCRUB_MARKER } from '../../src/scrub/index.js';
 import { eventually, startTestAgent, type TestAgent } from '../support/agent.js';
 import { DB_KINDS } from '../support/databases.js';
@@ -243,6 +244,30 @@ test('pries', async () => {
     const redis = lines.filter((line) => line.startsWith('redis ') && !line.startsWith('redis dirs'));
     expect(redis.length).toBeGreaterThan(0);
     expect(redis.filter((line) => line.includes('CONNECTED'))).toEqual([]);
+  });
+
+  it('stops a fork bomb at the sandbox user\'s process limit and kills what it started', async () => {
+    const script = `
+import { test } from '@playwright/test';
+import { spawn } from 'node:child_process';
+
+test('forks', async () => {
+  let started = 0;
+  let refused = 0;
+  await Promise.all(Array.from({ length: 1500 }, () => new Promise((resolve) => {
+    const child = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' });
+    child.once('spawn', () => { started += 1; child.unref(); resolve(); });
+    child.once('error', () => { refused += 1; resolve(); });
+  })));
+  console.log('started ' + started + ' refused ' + refused);
+});
+`;
+    const { detail } = await runCheck(script);
+    const line: string = detail.logs.map((entry: { message: string }) => entry.message).find((message: string) => message.startsWith('started '));
+    const [, started, refused] = /started (\d+) refused (\d+)/.exec(line)!;
+    expect(Number(started)).toBeLessThan(512);
+    expect(Number(refused)).toBeGreaterThan(900);
+    expect(await listProcesses({ uid: 61200 })).toEqual([]);
   });
 
   it('leaves no job directory behind once the runs are over', async () => {

@@ -21,6 +21,13 @@ export interface SandboxIdentityOptions {
 }
 
 const SETPRIV = '/usr/bin/setpriv';
+const PRLIMIT = '/usr/bin/prlimit';
+/**
+ * Processes one sandbox user may have at once. Counted per user id by the
+ * kernel, so a fork bomb stops at this many instead of filling the host's
+ * process table; Playwright with one worker and a browser needs a few dozen.
+ */
+export const SANDBOX_MAX_PROCESSES = 512;
 
 export class SandboxIdentities {
   readonly #free: SandboxUser[] = [];
@@ -28,7 +35,7 @@ export class SandboxIdentities {
   readonly isolated: boolean;
 
   constructor(options: SandboxIdentityOptions) {
-    this.isolated = options.isolate && process.getuid?.() === 0 && existsSync(SETPRIV);
+    this.isolated = options.isolate && process.getuid?.() === 0 && existsSync(SETPRIV) && existsSync(PRLIMIT);
     if (this.isolated) {
       for (let slot = 0; slot < options.slots; slot += 1) {
         this.#free.push({ uid: options.uidBase + slot, gid: options.uidBase + slot });
@@ -42,7 +49,9 @@ export class SandboxIdentities {
     if (process.getuid?.() !== 0) {
       return 'the agent does not run as root, so scripts run as the agent\'s own user; Node.js permissions still confine them';
     }
-    if (!existsSync(SETPRIV)) return `${SETPRIV} (util-linux) is missing, so scripts run as the agent's own user`;
+    if (!existsSync(SETPRIV) || !existsSync(PRLIMIT)) {
+      return `${SETPRIV} or ${PRLIMIT} (util-linux) is missing, so scripts run as the agent's own user`;
+    }
     return 'sandbox user isolation is turned off';
   }
 
@@ -61,11 +70,15 @@ export class SandboxIdentities {
     else this.#free.push(user);
   }
 
-  /** The command prefix that drops to the user: no groups, no capabilities, no setuid gains. */
+  /** The command prefix that drops to the user: a process limit, no groups, no capabilities, no setuid gains. */
   static wrap(user: SandboxUser, command: string, args: string[]): { command: string; args: string[] } {
     return {
-      command: SETPRIV,
+      command: PRLIMIT,
       args: [
+        `--nproc=${SANDBOX_MAX_PROCESSES}`,
+        '--core=0',
+        '--',
+        SETPRIV,
         `--reuid=${user.uid}`,
         `--regid=${user.gid}`,
         '--clear-groups',
