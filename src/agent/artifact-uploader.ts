@@ -10,16 +10,21 @@ import { ServiceUnreachableError } from '../errors/index.js';
 import type { ArtifactRef } from '../protocol/agent-api.js';
 import { MAX_ARTIFACT_BYTES } from '../protocol/agent-api.js';
 import { Backoff, sleep } from './backoff.js';
+import type { AgentMetrics } from './metrics.js';
 import type { ServiceClient } from './service-client.js';
 
 export interface ArtifactUploaderOptions {
   attempts?: number;
   limitBytes?: number;
+  metrics?: Pick<AgentMetrics, 'artifactBytes' | 'artifactFailures'>;
 }
+
+export type ArtifactFailure = 'too_large' | 'unreadable' | 'unscrubbable' | 'upload_failed';
 
 export class ArtifactUploader {
   readonly #attempts: number;
   readonly #limit: number;
+  readonly #metrics: ArtifactUploaderOptions['metrics'];
 
   constructor(
     private readonly client: Pick<ServiceClient, 'uploadArtifact'>,
@@ -27,6 +32,12 @@ export class ArtifactUploader {
   ) {
     this.#attempts = options.attempts ?? 4;
     this.#limit = options.limitBytes ?? MAX_ARTIFACT_BYTES;
+    this.#metrics = options.metrics;
+  }
+
+  /** Counts an artifact that never reached the uploader (one that could not be scrubbed, say). */
+  failed(reason: ArtifactFailure): void {
+    this.#metrics?.artifactFailures.inc({ reason });
   }
 
   /** Never throws: what went wrong is in the returned reference. */
@@ -35,9 +46,11 @@ export class ArtifactUploader {
     try {
       size = (await stat(path)).size;
     } catch (error) {
+      this.failed('unreadable');
       return { name, contentType, size: 0, uploaded: false, error: `could not read the file: ${(error as Error).message}` };
     }
     if (size > this.#limit) {
+      this.failed('too_large');
       return {
         name,
         contentType,
@@ -51,6 +64,7 @@ export class ArtifactUploader {
     for (let attempt = 1; attempt <= this.#attempts; attempt += 1) {
       try {
         await this.client.uploadArtifact(jobId, name, createReadStream(path), contentType, size);
+        this.#metrics?.artifactBytes.inc(size);
         return { name, contentType, size, uploaded: true, error: null };
       } catch (error) {
         lastError = (error as Error).message;
@@ -59,6 +73,7 @@ export class ArtifactUploader {
         await sleep(backoff.next(), signal);
       }
     }
+    this.failed('upload_failed');
     return { name, contentType, size, uploaded: false, error: `upload failed: ${lastError}` };
   }
 }

@@ -61,6 +61,19 @@ export class AgentMetrics {
     registers: [this.registry],
   });
 
+  readonly artifactBytes = new Counter({
+    name: 'outpost_artifact_bytes_total',
+    help: 'Bytes of artifacts (traces, screenshots, videos, reports) uploaded to the service',
+    registers: [this.registry],
+  });
+
+  readonly artifactFailures = new Counter({
+    name: 'outpost_artifact_failures_total',
+    help: 'Artifacts not uploaded, by reason: too_large, unreadable, unscrubbable, upload_failed',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly serviceReachable = new Gauge({
     name: 'outpost_service_reachable',
     help: '1 when the last call to the service succeeded',

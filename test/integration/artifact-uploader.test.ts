@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ArtifactUploader } from '../../src/agent/artifact-uploader.js';
+import { AgentMetrics } from '../../src/agent/metrics.js';
 import { ServiceClient } from '../../src/agent/service-client.js';
 import { Secret } from '../../src/config/secret.js';
 
@@ -103,6 +104,25 @@ describe('ArtifactUploader', () => {
     const ref = await new ArtifactUploader(client).upload('job-4', 'big.zip', 'application/zip', path);
     expect(calls).toBe(1);
     expect(ref.uploaded).toBe(false);
+  });
+
+  it('counts the bytes it sent and the files it did not, by reason', async () => {
+    const metrics = new AgentMetrics();
+    let calls = 0;
+    handler = (_request, response) => {
+      calls += 1;
+      response.writeHead(calls === 1 ? 201 : 400).end('{}');
+    };
+    const uploader = new ArtifactUploader(client, { metrics, limitBytes: 5000 });
+    await uploader.upload('job-6', 'a.zip', 'application/zip', (await file('a.zip', 1234)).path);
+    await uploader.upload('job-6', 'b.zip', 'application/zip', (await file('b.zip', 100)).path);
+    await uploader.upload('job-6', 'c.zip', 'application/zip', (await file('c.zip', 6000)).path);
+    await uploader.upload('job-6', 'd.zip', 'application/zip', join(directory, 'missing.zip'));
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('outpost_artifact_bytes_total 1234');
+    expect(text).toContain('outpost_artifact_failures_total{reason="upload_failed"} 1');
+    expect(text).toContain('outpost_artifact_failures_total{reason="too_large"} 1');
+    expect(text).toContain('outpost_artifact_failures_total{reason="unreadable"} 1');
   });
 
   it('does not send a file over the limit, and names it, its size and the limit', async () => {
