@@ -21,7 +21,6 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { domainToASCII } from 'node:url';
 import dnsPacket from 'dns-packet';
-import Value from 'typebox/value';
 import { ConnectError, DnsError, DnsResponseError, InvalidSettingsError, ProbeTimeoutError } from '../../errors/index.js';
 import type { ResultError } from '../../protocol/agent-api.js';
 import { DNS_RESPONSE_TIME_CAP_MS, DnsSettingsSchema } from '../../protocol/dns-settings.js';
@@ -36,7 +35,7 @@ import { endpoint } from './http-connector.js';
 import { queryJsonPath } from './json-path.js';
 import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
 import { budgetMs, describeRunFailure, roundMs } from './probe-failure.js';
-import { describeSchemaErrors } from './settings-errors.js';
+import { settingsParser } from './settings-parser.js';
 
 export type DnsRecordType = (typeof DNS_RECORD_TYPES)[number];
 export type DnsProtocol = 'UDP' | 'TCP';
@@ -103,12 +102,10 @@ export const dnsProbe: Probe<DnsSettingsParsed> = createDnsProbe({ useOsResolver
 
 // ---------------------------------------------------------------- settings
 
+const parseSchema = settingsParser(DnsSettingsSchema, 'DNS monitor');
+
 export function parseDnsSettings(raw: unknown): DnsSettingsParsed {
-  // Default mutates; the job's own object must stay as the service sent it.
-  const value = Value.Default(DnsSettingsSchema, Value.Clone(raw));
-  if (!Value.Check(DnsSettingsSchema, value)) {
-    throw new InvalidSettingsError(`Invalid DNS monitor settings: ${describeSchemaErrors(DnsSettingsSchema, value)}`);
-  }
+  const value = parseSchema(raw);
   const problems: string[] = [];
   const queryProblem = checkQueryName(value.request.query);
   if (queryProblem !== null) problems.push(`request.query: ${queryProblem}`);

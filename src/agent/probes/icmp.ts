@@ -11,7 +11,6 @@
  * enforced here instead, by killing ping when the job's budget is spent.
  */
 import { performance } from 'node:perf_hooks';
-import Value from 'typebox/value';
 import { ConnectError, IcmpNotPermittedError, InvalidSettingsError, PingError, ProbeTimeoutError } from '../../errors/index.js';
 import type { ResultError, Timings } from '../../protocol/agent-api.js';
 import { IcmpSettingsSchema } from '../../protocol/icmp-settings.js';
@@ -27,7 +26,7 @@ import { NET_RAW_ADVICE, runPing } from './ping-process.js';
 import type { PingRun } from './ping-process.js';
 import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
 import { budgetMs, describeRunFailure, roundMs } from './probe-failure.js';
-import { describeSchemaErrors } from './settings-errors.js';
+import { settingsParser } from './settings-parser.js';
 
 /** Seconds between echo requests; iputils lets unprivileged users go down to 0.2 s, so it works everywhere. */
 export const PING_INTERVAL_S = 0.2;
@@ -66,12 +65,10 @@ export function createIcmpProbe(options: IcmpProbeOptions = {}): Probe<IcmpSetti
 
 export const icmpProbe = createIcmpProbe();
 
+const parseSchema = settingsParser(IcmpSettingsSchema, 'ICMP monitor');
+
 export function parseIcmpSettings(raw: unknown): IcmpSettingsParsed {
-  // Default mutates; the job's own object must stay as the service sent it.
-  const value = Value.Default(IcmpSettingsSchema, Value.Clone(raw));
-  if (!Value.Check(IcmpSettingsSchema, value)) {
-    throw new InvalidSettingsError(`Invalid ICMP monitor settings: ${describeSchemaErrors(IcmpSettingsSchema, value)}`);
-  }
+  const value = parseSchema(raw);
   const settings = value as IcmpSettingsParsed;
   const problems = settings.request.assertions.flatMap((assertion, index) =>
     assertion.source === 'LATENCY' && !isLatencyProperty(assertion.property ?? '')

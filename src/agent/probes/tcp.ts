@@ -14,8 +14,7 @@
  */
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import Value from 'typebox/value';
-import { ConnectError, InvalidSettingsError, ProbeTimeoutError } from '../../errors/index.js';
+import { ConnectError, ProbeTimeoutError } from '../../errors/index.js';
 import type { ResultError, Timings } from '../../protocol/agent-api.js';
 import { TCP_RESPONSE_TIME_CAP_MS, TcpSettingsSchema } from '../../protocol/tcp-settings.js';
 import { evaluateAssertions } from './assertions.js';
@@ -27,9 +26,9 @@ import { createTimedConnector, endpoint } from './http-connector.js';
 import type { IpFamily } from './http-connector.js';
 import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
 import { budgetMs, describeRunFailure, roundMs } from './probe-failure.js';
-import { describeSchemaErrors } from './settings-errors.js';
 import { exchange, newExchangeRecord, responseText } from './tcp-exchange.js';
 import type { ExchangeRecord } from './tcp-exchange.js';
+import { settingsParser } from './settings-parser.js';
 
 /** Enough for any banner or health answer; past it the rest is not read. */
 export const TCP_MAX_RESPONSE_BYTES = 64 * 1024;
@@ -66,12 +65,10 @@ export function createTcpProbe(options: TcpProbeOptions): Probe<TcpSettingsParse
 /** c-ares: what the agent uses unless USE_OS_DNS_RESOLVER asks for getaddrinfo. */
 export const tcpProbe = createTcpProbe({ useOsResolver: false });
 
+const parseSchema = settingsParser(TcpSettingsSchema, 'TCP monitor');
+
 export function parseTcpSettings(raw: unknown): TcpSettingsParsed {
-  // Default mutates; the job's own object must stay as the service sent it.
-  const value = Value.Default(TcpSettingsSchema, Value.Clone(raw));
-  if (!Value.Check(TcpSettingsSchema, value)) {
-    throw new InvalidSettingsError(`Invalid TCP monitor settings: ${describeSchemaErrors(TcpSettingsSchema, value)}`);
-  }
+  const value = parseSchema(raw);
   // Value.Default filled every optional field that has a default, which is all of them.
   return value as TcpSettingsParsed;
 }

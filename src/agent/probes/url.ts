@@ -4,7 +4,6 @@
  * gets, so nothing (connections, TLS sessions, DNS answers) is reused.
  */
 import { performance } from 'node:perf_hooks';
-import Value from 'typebox/value';
 import { Client } from 'undici';
 import type { Dispatcher } from 'undici';
 import {
@@ -18,11 +17,11 @@ import type { ResultError, Timings } from '../../protocol/agent-api.js';
 import { URL_MAX_RESPONSE_TIME_CAP_MS, UrlSettingsSchema } from '../../protocol/url-settings.js';
 import { evaluateAssertions } from './assertions.js';
 import { withResponseTime } from './response-time-verdict.js';
-import { describeSchemaErrors } from './settings-errors.js';
 import type { AssertionInput } from './assertions.js';
 import { createTimedConnector } from './http-connector.js';
 import type { ConnectionPhases, IpFamily } from './http-connector.js';
 import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
+import { settingsParser } from './settings-parser.js';
 
 /** Redirects followed before giving up; the request after the 10th redirect is never sent. */
 export const MAX_REDIRECTS = 10;
@@ -51,12 +50,10 @@ export const urlProbe: Probe<UrlSettingsParsed> = {
   run: runUrlProbe,
 };
 
+const parseSchema = settingsParser(UrlSettingsSchema, 'URL monitor');
+
 export function parseUrlSettings(raw: unknown): UrlSettingsParsed {
-  // Default mutates; the job's own object must stay as the service sent it.
-  const value = Value.Default(UrlSettingsSchema, Value.Clone(raw));
-  if (!Value.Check(UrlSettingsSchema, value)) {
-    throw new InvalidSettingsError(`Invalid URL monitor settings: ${describeSchemaErrors(UrlSettingsSchema, value)}`);
-  }
+  const value = parseSchema(raw);
   const problems: string[] = [];
   const url = URL.parse(value.request.url);
   if (url === null) problems.push('request.url: not a valid URL');
