@@ -3,8 +3,17 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  // test/fixtures/scripts are customers' check scripts, run by a runtime's Node, not project code.
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'runtimes/*/node_modules/', 'test/fixtures/scripts/'] },
+  // test/fixtures/scripts and playwright-suite are customers' check code, run by a runtime or engine, not project code.
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'coverage/',
+      'runtimes/*/node_modules/',
+      'test/fixtures/scripts/',
+      'test/fixtures/playwright-suite/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -20,6 +20,7 @@ import { Reporter } from './reporter.js';
 import { ServiceClient } from './service-client.js';
 import { ArtifactUploader } from './artifact-uploader.js';
 import { JobLane } from './job-lane.js';
+import { PlaywrightSuites } from './playwright-suite/suite-jobs.js';
 import { ScriptJobs, type ScrubberFactory } from './script-jobs.js';
 import { createJobScrubber } from './script-scrubber.js';
 
@@ -80,6 +81,15 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     options.env ?? process.env,
   );
   await scripts.start(logger);
+  const suites = new PlaywrightSuites(
+    config.sandbox,
+    config.jobConcurrency,
+    client,
+    new ArtifactUploader(client),
+    options.scrubbers ?? createJobScrubber,
+    options.env ?? process.env,
+  );
+  await suites.start(logger);
   const inFlight = new Map<string, { job: Job; abort: AbortController }>();
   // From the service's hello; the agent's own clock is not trusted against the service's.
   let leaseMs = 300_000;
@@ -95,7 +105,9 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     metrics.jobsStarted.inc({ check_type: job.checkType });
     const lease = keepLeased(client, job, agentId, leaseMs, abort, log);
     try {
-      const result = laneOf(job.checkType) === 'script'
+      const result = job.checkType === 'PLAYWRIGHT'
+        ? await suites.run(job, agentId, abort.signal)
+        : laneOf(job.checkType) === 'script'
         ? await scripts.run(job, agentId, abort.signal)
         : await executeJob(probes, job, agentId, abort.signal);
       stopTimer();
@@ -123,14 +135,18 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     script: new JobLane(redis, { lane: 'script', agentId, concurrency: config.jobConcurrency, payloads: 'memory' }, runJob, onLaneError),
   };
   await Promise.all([lanes.uptime.waitUntilReady(), lanes.script.waitUntilReady()]);
-  const scriptCapacity = scripts.runtimes.size > 0 ? config.jobConcurrency : 0;
+  const scriptCapacity = scripts.runtimes.size > 0 || suites.available ? config.jobConcurrency : 0;
 
   const hello: HelloRequest = {
     agentId,
     version: VERSION,
     hostname: hostname(),
     mode: 'full',
-    checkTypes: [...probes.checkTypes(), ...(scriptCapacity > 0 ? (['MULTI_STEP'] as const) : [])],
+    checkTypes: [
+      ...probes.checkTypes(),
+      ...(scripts.runtimes.size > 0 ? (['MULTI_STEP'] as const) : []),
+      ...(suites.available ? (['PLAYWRIGHT'] as const) : []),
+    ],
     runtimes: [...scripts.runtimes.keys()],
     capacity: { uptime: config.uptimeConcurrency, script: scriptCapacity },
   };
@@ -182,6 +198,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         await waitUntil(() => inFlight.size === 0, 2000);
       }
       await reporter.flush(Math.max(1000, Math.min(config.shutdownGraceMs, 10_000)));
+      await scripts.stop();
       await within(5000, Promise.all([lanes.uptime.close(), lanes.script.close()]));
       redis.disconnect();
       await embedded?.stop();

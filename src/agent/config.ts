@@ -24,6 +24,7 @@ export const SANDBOX_DEFAULTS = {
   userIsolation: true,
   uidBase: 61000,
   chromiumPath: '/usr/bin/chromium',
+  enginesDirectory: join(tmpdir(), 'outpost-engines'),
 } as const;
 
 export function defaultSandboxConfig(): AgentConfig['sandbox'] {
@@ -33,6 +34,8 @@ export function defaultSandboxConfig(): AgentConfig['sandbox'] {
     userIsolation: SANDBOX_DEFAULTS.userIsolation,
     uidBase: SANDBOX_DEFAULTS.uidBase,
     chromiumPath: SANDBOX_DEFAULTS.chromiumPath,
+    enginesDirectory: SANDBOX_DEFAULTS.enginesDirectory,
+    dependencyCache: undefined,
   };
 }
 
@@ -73,6 +76,14 @@ export const agentEnvSpecs = {
     default: SANDBOX_DEFAULTS.chromiumPath,
     desc: 'Chromium executable that browser scripts launch',
   }),
+  ENGINES_DIR: str({
+    default: SANDBOX_DEFAULTS.enginesDirectory,
+    desc: 'Where the Node.js and Bun engines of Playwright check suites are installed on first use and kept',
+  }),
+  DEPENDENCY_CACHE: str({
+    default: undefined,
+    desc: 'Cache for Playwright check suite dependency installs (npm, bun), kept between runs; unset: none',
+  }),
   SHUTDOWN_GRACE_SECONDS: integer(0, 3600)({
     default: 280,
     desc: 'On SIGTERM, how long running jobs may finish before they are released',
@@ -95,6 +106,10 @@ export interface AgentConfig {
     userIsolation: boolean;
     uidBase: number;
     chromiumPath: string;
+    /** Engines of Playwright suites, installed on first use. */
+    enginesDirectory: string;
+    /** DEPENDENCY_CACHE; undefined: every suite installs from nothing. */
+    dependencyCache: string | undefined;
   };
 }
 
@@ -116,6 +131,8 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
       userIsolation: parsed.SANDBOX_USER_ISOLATION,
       uidBase: parsed.SANDBOX_UID_BASE,
       chromiumPath: parsed.CHROMIUM_PATH,
+      enginesDirectory: parsed.ENGINES_DIR,
+      dependencyCache: parsed.DEPENDENCY_CACHE || undefined,
     },
   };
 }

@@ -1,6 +1,9 @@
 import { Compile } from 'typebox/compile';
 import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
-import type { Readable } from 'node:stream';
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Secret } from '../config/secret.js';
 import {
   ConflictError,
@@ -80,6 +83,52 @@ export class ServiceClient {
     });
   }
 
+  /**
+   * Streams a code bundle to `destination`, never holding it in memory, and
+   * answers its size and SHA-256 as received; the caller decides whether they
+   * are the ones the job named. More than `limitBytes` is cut off.
+   */
+  async downloadCodeBundle(
+    bundleId: string,
+    destination: string,
+    limitBytes: number,
+    signal?: AbortSignal,
+  ): Promise<{ size: number; sha256: string }> {
+    const path = `/v1/agent/code-bundles/${encodeURIComponent(bundleId)}`;
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(`${this.baseUrl}${path}`, {
+        method: 'GET',
+        dispatcher: this.#dispatcher,
+        headers: { authorization: `Bearer ${this.apiKey.reveal()}` },
+        signal,
+      });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new ServiceUnreachableError(`Cannot reach the service at ${this.baseUrl}: ${describe(error)}`, { cause: error });
+    }
+    if (response.statusCode >= 300) {
+      throwForStatus('GET', path, response.statusCode, await response.body.text().catch(() => ''));
+      throw new ProtocolError(`The service answered GET ${path} with ${response.statusCode}`);
+    }
+    let size = 0;
+    const hash = createHash('sha256');
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        size += chunk.length;
+        hash.update(chunk);
+        callback(size > limitBytes ? new ProtocolError(`the code bundle is larger than ${limitBytes} bytes`) : null, chunk);
+      },
+    });
+    try {
+      await pipeline(response.body, meter, createWriteStream(destination), { signal });
+    } catch (error) {
+      if (error instanceof ProtocolError || signal?.aborted) throw error;
+      throw new ServiceUnreachableError(`Downloading ${path} failed: ${describe(error)}`, { cause: error });
+    }
+    return { size, sha256: hash.digest('hex') };
+  }
+
   async close(): Promise<void> {
     await this.#dispatcher.close();
   }
@@ -120,25 +169,30 @@ export class ServiceClient {
     }
     const text = await response.body.text().catch(() => '');
     const status = response.statusCode;
-    if (status === 401 || status === 403) {
-      throw new KeyRefusedError(
-        `The service refused the private location key (${status}): ${messageOf(text)}. ` +
-          'Check API_KEY: the key may be mistyped, removed, or for another service.',
-      );
-    }
-    if (status === 409) throw new ConflictError(messageOf(text));
-    if (status >= 500 || status === 429) {
-      throw new ServiceUnreachableError(`The service answered ${method} ${path} with ${status}: ${messageOf(text)}`);
-    }
-    if (status >= 400) {
-      throw new ProtocolError(`The service rejected ${method} ${path} (${status}): ${messageOf(text)}`);
-    }
+    throwForStatus(method, path, status, text);
     if (status === 204 || text === '') return undefined;
     try {
       return JSON.parse(text) as unknown;
     } catch {
       throw new ProtocolError(`The service answered ${method} ${path} with a body that is not JSON`);
     }
+  }
+}
+
+/** Every failing status as one of the client's typed errors; nothing for a success. */
+function throwForStatus(method: string, path: string, status: number, text: string): void {
+  if (status === 401 || status === 403) {
+    throw new KeyRefusedError(
+      `The service refused the private location key (${status}): ${messageOf(text)}. ` +
+        'Check API_KEY: the key may be mistyped, removed, or for another service.',
+    );
+  }
+  if (status === 409) throw new ConflictError(messageOf(text));
+  if (status >= 500 || status === 429) {
+    throw new ServiceUnreachableError(`The service answered ${method} ${path} with ${status}: ${messageOf(text)}`);
+  }
+  if (status >= 400) {
+    throw new ProtocolError(`The service rejected ${method} ${path} (${status}): ${messageOf(text)}`);
   }
 }
 

@@ -27,3 +27,7 @@ export { RuntimeNotInstallableError } from './runtime-not-installable-error.js';
 export { RuntimeInstallError } from './runtime-install-error.js';
 export { SecretTooLargeError } from './secret-too-large-error.js';
 export { ArchiveInvalidError } from './archive-invalid-error.js';
+export { CodeBundleChecksumError } from './code-bundle-checksum-error.js';
+export { CodeBundleInvalidError } from './code-bundle-invalid-error.js';
+export { EngineInstallError } from './engine-install-error.js';
+export { DependencyInstallError } from './dependency-install-error.js';

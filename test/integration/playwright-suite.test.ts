@@ -1,0 +1,270 @@
+/**
+ * The Playwright suite runner against real parts: a real service serving the
+ * code bundle, engines installed from the npm registry, the fixture project's
+ * dependencies installed with npm ci, Debian's Chromium, a target on loopback.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { create as createTar } from 'tar';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareSandboxRoot } from '../../src/agent/multistep/job-directory.js';
+import { EngineCache } from '../../src/agent/playwright-suite/engines.js';
+import { entryProblem } from '../../src/agent/playwright-suite/code-bundle.js';
+import { runPlaywrightSuite, type SuiteContext } from '../../src/agent/playwright-suite/suite-runner.js';
+import { SandboxIdentities } from '../../src/agent/sandbox/sandbox-user.js';
+import { createJobScrubber } from '../../src/agent/script-scrubber.js';
+import { ServiceClient } from '../../src/agent/service-client.js';
+import { Secret } from '../../src/config/secret.js';
+import type { ArtifactRef, Job, Result } from '../../src/protocol/agent-api.js';
+import type { PlaywrightSettings } from '../../src/protocol/playwright-settings.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+const FIXTURE = join(import.meta.dirname, '../fixtures/playwright-suite');
+const SECRET = 'suite-token-7c1e-secret';
+const CHROMIUM = '/usr/bin/chromium';
+// Kept between runs: an engine is installed once per machine, as on an agent.
+const ENGINES = join(tmpdir(), 'outpost-test-engines');
+
+let service: TestService;
+let client: ServiceClient;
+let server: Server;
+let targetUrl: string;
+let work: string;
+let sandboxRoot: string;
+let dependencyCache: string;
+const engines = new EngineCache(ENGINES, process.env);
+const identities = new SandboxIdentities({ uidBase: 61300, slots: 2, isolate: true });
+const bundles: Record<string, { id: string; sha256: string; size: number }> = {};
+
+async function upload(name: string, file: string): Promise<void> {
+  const bytes = await readFile(file);
+  const response = await fetch(`${service.url}/v1/code-bundles`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${service.apiKey}`, 'x-service-account': service.accountId, 'content-type': 'application/gzip' },
+    body: bytes,
+  });
+  if (response.status !== 201) throw new Error(`upload ${name}: ${response.status} ${await response.text()}`);
+  bundles[name] = (await response.json()) as { id: string; sha256: string; size: number };
+  expect(bundles[name].sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+}
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    if (request.url === '/') response.setHeader('content-type', 'text/html').end('<html><head><title>fixture</title></head><body><h1>Outpost fixture</h1></body></html>');
+    else if (request.url === '/status') response.end('green');
+    else response.end('ok');
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  targetUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  work = await mkdtemp(join(tmpdir(), 'outpost-suite-test-'));
+  // As /tmp is for an agent's sandbox root: sandbox users reach it (Bun also reads it, when finding its cwd).
+  await chmod(work, 0o755);
+  sandboxRoot = join(work, 'sandboxes');
+  await prepareSandboxRoot(sandboxRoot);
+  dependencyCache = join(work, 'dependency-cache');
+  service = await startTestService('pglite');
+  const location = await service.privateLocation();
+  client = new ServiceClient(service.url, new Secret(location.rawKey));
+
+  await createTar({ gzip: true, file: join(work, 'suite.tar.gz'), cwd: FIXTURE, portable: true }, [
+    'package.json',
+    'package-lock.json',
+    'playwright.config.js',
+    'tests',
+  ]);
+  await upload('suite', join(work, 'suite.tar.gz'));
+
+  // An entry that climbs out of the project directory.
+  const climbing = join(work, 'climbing', 'inner');
+  await mkdir(climbing, { recursive: true });
+  await writeFile(join(work, 'climbing', 'outside.txt'), 'written outside the project');
+  await createTar({ gzip: true, file: join(work, 'climbing.tar.gz'), cwd: climbing, preservePaths: true }, ['../outside.txt']);
+  await upload('climbing', join(work, 'climbing.tar.gz'));
+
+  // A link to a file of the machine.
+  const linking = join(work, 'linking');
+  await mkdir(linking);
+  await copyFile(join(FIXTURE, 'package.json'), join(linking, 'package.json'));
+  await symlink('/etc/passwd', join(linking, 'passwd'));
+  await createTar({ gzip: true, file: join(work, 'linking.tar.gz'), cwd: linking }, ['package.json', 'passwd']);
+  await upload('linking', join(work, 'linking.tar.gz'));
+}, 120_000);
+
+afterAll(async () => {
+  server?.close();
+  await client?.close();
+  await service?.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+function job(settings: Partial<PlaywrightSettings> = {}, variables: Job['environmentVariables'] = []): Job {
+  const bundle = bundles.suite!;
+  return {
+    jobId: randomUUID(),
+    checkSessionId: randomUUID(),
+    checkId: randomUUID(),
+    checkType: 'PLAYWRIGHT',
+    name: 'suite test',
+    runLocation: 'test-location',
+    runSource: 'TRIGGER_API',
+    attempt: 1,
+    leaseExpiresAt: new Date(Date.now() + 300_000).toISOString(),
+    timeoutSeconds: 600,
+    runtimeId: null,
+    environmentVariables: [
+      { key: 'TARGET_URL', value: targetUrl, secret: false },
+      { key: 'API_TOKEN', value: SECRET, secret: true },
+      ...variables,
+    ],
+    settings: {
+      bundle: { ...bundle, url: `/v1/agent/code-bundles/${bundle.id}` },
+      engine: 'NODE_24',
+      installCommand: 'npm ci',
+      testCommand: 'npx playwright test',
+      pwProjects: [],
+      pwTags: [],
+      shouldFail: false,
+      ...settings,
+    },
+  };
+}
+
+interface Uploaded {
+  ref: ArtifactRef;
+  content: Buffer;
+}
+
+async function run(suiteJob: Job, signal: AbortSignal = new AbortController().signal): Promise<{ result: Result; uploads: Uploaded[] }> {
+  const uploads: Uploaded[] = [];
+  const scrubber = createJobScrubber([SECRET], { sensitiveHeaders: true });
+  const context: SuiteContext = {
+    engines,
+    client,
+    identities,
+    sandboxRoot,
+    memoryLimitBytes: 2765 * 1024 * 1024,
+    serviceSecrets: {},
+    // What the agent's own environment passes on: the machine's CA bundle, for the registry.
+    agentEnv: process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {},
+    chromiumPath: existsSync(CHROMIUM) ? CHROMIUM : undefined,
+    dependencyCache,
+    scrub: scrubber,
+    upload: async (name, contentType, path) => {
+      const scrubbed = `${path}.scrubbed`;
+      await scrubber.file(path, scrubbed, contentType);
+      const content = await readFile(scrubbed);
+      const ref = { name, contentType, size: content.length, uploaded: true, error: null };
+      uploads.push({ ref, content });
+      return ref;
+    },
+    signal,
+  };
+  const result = await runPlaywrightSuite(suiteJob, 'agent-under-test', context);
+  return { result, uploads };
+}
+
+describe('Playwright suite runner', () => {
+  it('installs, runs every test on NODE_24 with Debian\'s Chromium, and reports each test, the report and the traces', async () => {
+    const { result, uploads } = await run(job());
+    expect(result.error, JSON.stringify(result.logs.slice(-15))).toBeNull();
+    expect(result).toMatchObject({ checkType: 'PLAYWRIGHT', hasErrors: false, hasFailures: false, isDegraded: false });
+    const details = result.details as { engine: string; engineVersion: string; stats: object; tests: { title: string; project: string; status: string; durationMs: number }[] };
+    expect(details.engine).toBe('NODE_24');
+    expect(details.engineVersion).toBe('v24.13.1');
+    expect(details.stats).toEqual({ expected: 3, unexpected: 0, flaky: 0, skipped: 0 });
+    expect(details.tests.map(({ title, project, status }) => ({ title, project, status }))).toEqual(
+      expect.arrayContaining([
+        { title: 'health answers ok', project: 'api', status: 'passed' },
+        { title: 'status is what the suite expects', project: 'api', status: 'passed' },
+        { title: 'home page shows its title', project: 'chromium', status: 'passed' },
+      ]),
+    );
+    const names = uploads.map((upload) => upload.ref.name);
+    expect(names[0]).toBe('report.json');
+    expect(names.filter((name) => name.endsWith('.zip'))).toHaveLength(3);
+    expect(names.some((name) => name.includes('chromium') && name.endsWith('.png'))).toBe(true);
+    expect(result.artifacts.map((artifact) => artifact.name)).toEqual(names);
+    // The secret was printed by a test and sent as a header: it is nowhere in what leaves.
+    expect(JSON.stringify(result)).not.toContain(SECRET);
+    for (const upload of uploads) expect(upload.content.includes(SECRET)).toBe(false);
+    expect(uploads[0]!.content.toString('utf8')).toContain('called with token *****');
+    expect(result.logs.some((line) => line.message.includes('npm ci: done'))).toBe(true);
+    expect(result.logs.some((line) => line.message.includes('3 passed'))).toBe(true);
+    // The dependency cache was filled by the slot's user, for the next run.
+    expect(existsSync(join(dependencyCache, 'uid-61300', 'npm'))).toBe(true);
+  }, 300_000);
+
+  it('runs on BUN_1_3: bun installs the dependencies, bunx runs the tests', async () => {
+    const { result } = await run(job({ engine: 'BUN_1_3', installCommand: 'bun install', testCommand: 'bunx playwright test', pwProjects: ['api'] }));
+    expect(result.error, JSON.stringify(result.logs.slice(-10))).toBeNull();
+    expect(result.details).toMatchObject({ engine: 'BUN_1_3', engineVersion: '1.3.14', stats: { expected: 2, unexpected: 0 } });
+    expect(existsSync(join(dependencyCache, 'uid-61300', 'bun'))).toBe(true);
+  }, 300_000);
+
+  it('runs only the tests with the tags asked for, and only the projects asked for', async () => {
+    const tagged = await run(job({ pwTags: ['@browser'] }));
+    expect(tagged.result.hasFailures).toBe(false);
+    expect((tagged.result.details.tests as { title: string }[]).map((test) => test.title)).toEqual(['home page shows its title']);
+    const projected = await run(job({ pwProjects: ['api'] }));
+    expect((projected.result.details.tests as { project: string }[]).map((test) => test.project)).toEqual(['api', 'api']);
+    const none = await run(job({ pwTags: ['@nothing-has-this'] }));
+    expect(none.result).toMatchObject({ hasErrors: true, error: { code: 'SCRIPT_ERROR' } });
+    expect(none.result.error!.message).toContain('pwProjects and pwTags');
+  }, 300_000);
+
+  it('fails the check when a test fails, naming the test and its error', async () => {
+    const { result } = await run(job({ pwProjects: ['api'] }, [{ key: 'EXPECTED_STATUS', value: 'red', secret: false }]));
+    expect(result).toMatchObject({ hasFailures: true, hasErrors: false, error: { code: 'SCRIPT_FAILED' } });
+    expect(result.error!.message).toContain('1 of 2 tests failed');
+    expect(result.error!.message).toContain('status is what the suite expects');
+    const failed = (result.details.tests as { title: string; status: string; error?: string }[]).find((test) => test.status === 'failed');
+    expect(failed?.error).toContain('red');
+  }, 300_000);
+
+  it('refuses a bundle whose SHA-256 is not the job\'s, before anything runs', async () => {
+    const suiteJob = job();
+    (suiteJob.settings as PlaywrightSettings).bundle.sha256 = '0'.repeat(64);
+    const { result, uploads } = await run(suiteJob);
+    expect(result).toMatchObject({ hasErrors: true, error: { code: 'CODE_BUNDLE_CHECKSUM_MISMATCH' } });
+    expect(uploads).toEqual([]);
+  }, 60_000);
+
+  it('refuses a bundle with an entry climbing out of the project, or a link to the machine\'s files', async () => {
+    for (const name of ['climbing', 'linking']) {
+      const bundle = bundles[name]!;
+      const { result } = await run(job({ bundle: { ...bundle, url: `/v1/agent/code-bundles/${bundle.id}` } }));
+      expect(result).toMatchObject({ hasErrors: true, error: { code: 'CODE_BUNDLE_INVALID' } });
+    }
+    expect(existsSync(join(sandboxRoot, 'outside.txt'))).toBe(false);
+    expect(entryProblem({ path: '/etc/cron.d/x', type: 'File', linkpath: '' })).toContain('absolute');
+    expect(entryProblem({ path: 'a/../../x', type: 'File', linkpath: '' })).toContain('..');
+    expect(entryProblem({ path: 'a/link', type: 'SymbolicLink', linkpath: '../../x' })).toContain('outside');
+    expect(entryProblem({ path: 'a/link', type: 'SymbolicLink', linkpath: '../b' })).toBeUndefined();
+    expect(entryProblem({ path: 'dev', type: 'CharacterDevice', linkpath: '' })).toContain('CharacterDevice');
+  }, 60_000);
+
+  it('says so when the install command fails', async () => {
+    const { result } = await run(job({ installCommand: 'echo "no registry today" >&2; exit 3' }));
+    expect(result).toMatchObject({ hasErrors: true, error: { code: 'DEPENDENCY_INSTALL_FAILED' } });
+    expect(result.error!.message).toContain('no registry today');
+  }, 60_000);
+
+  it('stops a run when it is cancelled, and reports it cancelled', async () => {
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 3000);
+    const started = Date.now();
+    const { result } = await run(job({ installCommand: 'sleep 120' }), abort.signal);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(result).toMatchObject({ isCancelled: true, aborted: true, hasErrors: true });
+  }, 60_000);
+
+  it('stops a run at the job\'s timeout', async () => {
+    const { result } = await run({ ...job({ installCommand: 'sleep 120' }), timeoutSeconds: 4 });
+    expect(result).toMatchObject({ hasErrors: true, error: { code: 'SCRIPT_TIMEOUT' } });
+  }, 60_000);
+});
