@@ -149,7 +149,8 @@ export class ServiceClient {
     method: 'POST' | 'PUT',
     path: string,
     body: unknown,
-    headers: Record<string, string> = { 'content-type': 'application/json' },
+    /** Given: `body` is raw bytes sent as they are, whatever the content type (a JSON report too). */
+    rawHeaders?: Record<string, string>,
     signal?: AbortSignal,
   ): Promise<unknown> {
     let response: Dispatcher.ResponseData;
@@ -157,8 +158,8 @@ export class ServiceClient {
       response = await request(`${this.baseUrl}${path}`, {
         method,
         dispatcher: this.#dispatcher,
-        headers: { ...headers, authorization: `Bearer ${this.apiKey.reveal()}` },
-        body: headers['content-type'] === 'application/json' ? JSON.stringify(body) : (body as Buffer),
+        headers: { ...(rawHeaders ?? { 'content-type': 'application/json' }), authorization: `Bearer ${this.apiKey.reveal()}` },
+        body: rawHeaders ? (body as Buffer) : JSON.stringify(body),
         signal,
       });
     } catch (error) {
