@@ -1,0 +1,204 @@
+/**
+ * npm run bench (second part): a one-step multi-step check run through the
+ * real service and agent, against `playwright test` on the same spec, in one
+ * run on this machine. Traffic goes to loopback only.
+ *
+ * 1. CLI: `npx playwright test` on the spec in a throw-away project with the
+ *    runtime's node_modules and its Node.js first on PATH, and the runtime's
+ *    Node.js on Playwright's cli.js without npm; wall time per run.
+ * 2. Agent: the same spec as a MULTI_STEP check, triggered one run at a time;
+ *    job start → result, from the agent's own job-duration histogram.
+ * 3. Memory: the agent's peak RSS plus the largest sandbox peak the agent
+ *    reported (details.peakMemoryBytes), and what idle warm sandboxes hold.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { listProcesses } from '../../src/agent/sandbox/process-tree.js';
+import { runtimePaths } from '../../src/runtimes/installed.js';
+import { peakRssMb, start, type Child } from '../uptime/processes.js';
+import { cliProject, SPEC } from './spec.js';
+import { histogramSum, proportionalBytes, ServiceApi, freePort, until } from './service.js';
+
+const RUNS = Number(process.env.BENCH_SANDBOX_RUNS ?? 10);
+const RUNTIME = process.env.BENCH_SANDBOX_RUNTIME ?? '2026.04';
+/** Passed to the agent as SANDBOX_WARM when set; the agent's default otherwise. */
+const WARM = process.env.BENCH_SANDBOX_WARM;
+/**
+ * Between agent runs: a check runs every minute or more, so its slot's next
+ * warm sandbox has long finished loading when the next run comes. Runs
+ * triggered back to back (0) measure a sandbox still loading.
+ */
+const PAUSE_MS = Number(process.env.BENCH_SANDBOX_PAUSE_MS ?? 5000);
+/** Sandbox users of the benchmark's own, so nothing else on the machine is counted as its sandboxes. */
+const UID_BASE = Number(process.env.BENCH_SANDBOX_UID_BASE ?? 62000);
+const TARGET_RATIO = 0.5;
+const TARGET_MEMORY_MB = 150;
+const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
+const MB = 1024 * 1024;
+
+const children: Child[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const range = (values: number[]) => `${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)}`;
+const verdict = (met: boolean) => (met ? 'MET' : 'NOT MET');
+
+async function startTarget(): Promise<{ server: Server; url: string }> {
+  const server = createServer((_request, response) => response.end('ok\n'));
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+}
+
+/**
+ * Wall time of one `playwright test` run, spawn to exit; throws when the test did not pass.
+ * `npx`: as a developer runs it, npm finding the project's playwright binary, the runtime's
+ * Node.js first on PATH. `node`: the runtime's Node.js on Playwright's cli.js directly,
+ * without npm's own start-up: the stricter baseline.
+ */
+async function cliRun(how: 'npx' | 'node', project: string, targetUrl: string): Promise<number> {
+  const paths = runtimePaths(RUNTIME);
+  const config = ['test', '--config', join(project, 'playwright.config.cjs')];
+  const [command, args] = how === 'npx' ? ['npx', ['--no-install', 'playwright', ...config]] : [paths.node, [paths.playwrightCli, ...config]];
+  const started = performance.now();
+  const child = spawn(command, args, {
+    cwd: project,
+    env: { PATH: `${dirname(paths.node)}:${process.env.PATH ?? ''}`, HOME: process.env.HOME, TARGET_URL: targetUrl, FORCE_COLOR: '0' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((done) => child.once('close', done));
+  const elapsed = performance.now() - started;
+  if (code !== 0) throw new Error(`${how} playwright test exited with ${String(code)}: ${stderr.slice(-2000)}`);
+  return elapsed;
+}
+
+async function main(): Promise<void> {
+  const target = await startTarget();
+  cleanups.push(() => new Promise((done) => target.server.close(() => done())));
+  console.log(`sandbox benchmark: runtime ${RUNTIME}, ${RUNS} runs each, one at a time`);
+
+  const project = await cliProject(runtimePaths(RUNTIME).dir);
+  cleanups.push(() => rm(project, { recursive: true, force: true }));
+  await cliRun('npx', project, target.url); // file caches warm, as the agent's will be
+  const cli: number[] = [];
+  const direct: number[] = [];
+  for (let run = 0; run < RUNS; run += 1) {
+    cli.push(await cliRun('npx', project, target.url));
+    direct.push(await cliRun('node', project, target.url));
+  }
+  console.log(`  npx playwright test     median ${median(cli).toFixed(0)} ms wall, range ${range(cli)} ms`);
+  console.log(`  node cli.js test        median ${median(direct).toFixed(0)} ms wall, range ${range(direct)} ms (no npm)`);
+
+  const accountId = randomUUID();
+  const apiKey = `bench_${randomUUID()}`;
+  const servicePort = await freePort();
+  const service = start(process.execPath, [CLI, 'service'], {
+    PORT: String(servicePort),
+    HOST: '127.0.0.1',
+    BOOTSTRAP_ACCOUNT_ID: accountId,
+    BOOTSTRAP_API_KEY: apiKey,
+    LOG_LEVEL: 'INFO',
+  });
+  children.push(service);
+  await service.waitFor((line) => (line.includes('service listening') ? true : undefined));
+  const api = new ServiceApi(`http://127.0.0.1:${servicePort}`, accountId, apiKey);
+  const location = await api.call<{ id: string; slugName: string }>('POST', '/v1/private-locations', { name: 'Bench', slugName: 'bench' });
+  const { rawKey } = await api.call<{ rawKey: string }>('POST', `/v1/private-locations/${location.id}/keys`);
+
+  const sandboxDir = await mkdtemp(join(tmpdir(), 'outpost-bench-sandboxes-'));
+  cleanups.push(() => rm(sandboxDir, { recursive: true, force: true }));
+  const healthPort = await freePort();
+  const agent = start(process.execPath, [CLI, 'agent'], {
+    API_KEY: rawKey,
+    API_URL: api.base,
+    JOB_CONCURRENCY: '1',
+    AGENT_HEALTH_PORT: String(healthPort),
+    LOG_LEVEL: process.env.BENCH_AGENT_LOG_LEVEL ?? 'WARN',
+    SHUTDOWN_GRACE_SECONDS: '5',
+    SANDBOX_DIR: sandboxDir,
+    SANDBOX_UID_BASE: String(UID_BASE),
+    SANDBOX_WARM: WARM,
+  });
+  children.push(agent);
+  const health = `http://127.0.0.1:${healthPort}`;
+  await until(async () => (await fetch(`${health}/-/readiness`).catch(() => undefined))?.status === 200, 60_000, 'agent ready');
+
+  const check = await api.call<{ id: string }>('POST', '/v1/checks/multistep', {
+    name: 'bench one step',
+    activated: false,
+    privateLocations: [location.slugName],
+    runtimeId: RUNTIME,
+    script: SPEC,
+    environmentVariables: [{ key: 'TARGET_URL', value: target.url }],
+  });
+  const runOnce = async (): Promise<{ ms: number; peakMemoryBytes: number }> => {
+    const before = await histogramSum(health, 'outpost_job_duration_seconds', 'MULTI_STEP');
+    const detail = await api.runToResult(check.id);
+    if (detail.hasFailures || detail.hasErrors) throw new Error(`the check did not pass: ${JSON.stringify(detail.error)}`);
+    // The result is posted after the histogram is observed, so the sum is already there.
+    const after = await histogramSum(health, 'outpost_job_duration_seconds', 'MULTI_STEP');
+    return { ms: (after - before) * 1000, peakMemoryBytes: Number(detail.details?.peakMemoryBytes ?? 0) };
+  };
+  await runOnce(); // as for the CLI: the first run pays for cold file caches (and starts cold)
+  const runs: { ms: number; peakMemoryBytes: number }[] = [];
+  for (let run = 0; run < RUNS; run += 1) {
+    await new Promise((done) => setTimeout(done, PAUSE_MS));
+    runs.push(await runOnce());
+  }
+  const agentMs = runs.map((run) => run.ms);
+  console.log(`  agent job start→result  median ${median(agentMs).toFixed(0)} ms, range ${range(agentMs)} ms (warm sandboxes: ${WARM ?? 'agent default'}, ${PAUSE_MS} ms apart)`);
+
+  const ratio = median(agentMs) / median(cli);
+  const strictRatio = median(agentMs) / median(direct);
+  console.log(`  agent / npx             ${ratio.toFixed(2)}   target ≤ ${TARGET_RATIO}: ${verdict(ratio <= TARGET_RATIO)}`);
+  console.log(`  agent / node cli.js     ${strictRatio.toFixed(2)}   (${verdict(strictRatio <= TARGET_RATIO)} against the stricter baseline)`);
+
+  // Settled: the warm sandbox for the next job (if any) has finished loading.
+  await new Promise((done) => setTimeout(done, 3000));
+  const agentPeakMb = peakRssMb(agent.process.pid!);
+  const sandboxPeakMb = Math.max(...runs.map((run) => run.peakMemoryBytes)) / MB;
+  const idle = await listProcesses({ uid: UID_BASE });
+  const idleWarmMb = idle.reduce((sum, info) => sum + info.rssBytes, 0) / MB;
+  const idleWarmPssMb = (await proportionalBytes(idle.map((info) => info.pid))) / MB;
+  // A warm job ends within one or two of the watchdog's 250 ms samples, so its reported peak can
+  // miss part of the sandbox; the idle warm sandbox is the same processes before the job, measured whole.
+  const perRunMb = agentPeakMb + Math.max(sandboxPeakMb, idleWarmMb);
+  console.log(`  agent peak RSS          ${agentPeakMb.toFixed(1)} MB`);
+  console.log(`  sandbox peak (max)      ${sandboxPeakMb.toFixed(1)} MB RSS (all of one job's processes together, as the agent reports it)`);
+  console.log(
+    `  idle warm sandbox       ${idleWarmMb.toFixed(1)} MB RSS, ${idleWarmPssMb.toFixed(1)} MB PSS ` +
+      `(${idle.length} processes, between jobs, per job slot)`,
+  );
+  console.log(`  agent + sandbox         ${perRunMb.toFixed(1)} MB   target ≤ ${TARGET_MEMORY_MB} MB: ${verdict(perRunMb <= TARGET_MEMORY_MB)}`);
+  for (const line of await agentWarnings(agent)) console.log(`  agent said: ${line}`);
+}
+
+/** The agent's warnings and errors so far (its log is JSON lines on stdout). */
+async function agentWarnings(agent: Child): Promise<string[]> {
+  const found: string[] = [];
+  // waitFor visits every line already read; a matcher that never matches just collects them.
+  await agent
+    .waitFor((line) => {
+      if (/"level":(40|50|60)/.test(line)) found.push(line);
+      return undefined;
+    }, 1)
+    .catch(() => undefined);
+  return found.slice(0, 10);
+}
+
+try {
+  await main();
+} finally {
+  for (const child of children.reverse()) await child.stop();
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+}

@@ -1,0 +1,87 @@
+/** The service's API and the agent's metrics, as the sandbox benchmark uses them. */
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+
+const FINAL = new Set(['PASSED', 'FAILED', 'DEGRADED', 'TIMED_OUT', 'CANCELLED']);
+
+export interface ResultDetail {
+  hasFailures: boolean;
+  hasErrors: boolean;
+  error: unknown;
+  details?: { peakMemoryBytes?: number };
+}
+
+export class ServiceApi {
+  constructor(
+    readonly base: string,
+    private readonly accountId: string,
+    private readonly apiKey: string,
+  ) {}
+
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await fetch(`${this.base}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.apiKey}`,
+        'x-service-account': this.accountId,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** Triggers one run of a check and waits for its session to end; answers the run's result. */
+  async runToResult(checkId: string): Promise<ResultDetail> {
+    const triggered = await this.call<{ sessions: { checkSessionId: string }[] }>('POST', '/v2/check-sessions/trigger', {
+      target: { checkId: [checkId] },
+    });
+    const sessionId = triggered.sessions[0]!.checkSessionId;
+    let session: { status: string; results: { checkResultLink: string }[] } | undefined;
+    await until(async () => {
+      session = await this.call('GET', `/v1/check-sessions/${sessionId}`);
+      return FINAL.has(session!.status);
+    }, 120_000, 'a finished session', 20);
+    return this.call<ResultDetail>('GET', new URL(session!.results[0]!.checkResultLink).pathname);
+  }
+}
+
+/** The sum of a histogram's observations for one check type, from the agent's /metrics. */
+export async function histogramSum(health: string, name: string, checkType: string): Promise<number> {
+  const text = await (await fetch(`${health}/metrics`)).text();
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${name}_sum{check_type="${checkType}"}`));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+export async function until(condition: () => Promise<boolean>, ms: number, what: string, everyMs = 100): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, everyMs));
+  }
+}
+
+/** Proportional set size of processes (shared pages divided among their users), in bytes, from smaps_rollup. */
+export async function proportionalBytes(pids: number[]): Promise<number> {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
+      const match = /^Pss:\s+(\d+) kB/m.exec(rollup);
+      if (match) total += Number(match[1]) * 1024;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
