@@ -233,6 +233,51 @@ describe.each(DB_KINDS)('Playwright check suites (%s)', (kind) => {
     });
   });
 
+  describe('cancel', () => {
+    async function running() {
+      const location = await service.privateLocation();
+      const agent = await new ManualAgent(service, location.rawKey).connect({ checkTypes: ['PLAYWRIGHT'], runtimes: [] });
+      const created = await create({ activated: false, privateLocations: [location.slugName] });
+      return { agent, checkId: created.body.id as string };
+    }
+
+    it('cancels a running suite: CANCELLED, the agent\'s lease extension refused, its late result a conflict', async () => {
+      const { agent, checkId } = await running();
+      const session = await triggerCheck(service, checkId);
+      const job = await agent.claimOne();
+      expect((await agent.extend(job.jobId)).status).toBe(200);
+      const cancelled = await service.api('POST', `/v1/check-sessions/${session.checkSessionId}/cancel`);
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body).toMatchObject({ status: 'CANCELLED', stoppedAt: expect.any(String) });
+      expect(cancelled.body.results).toEqual([expect.objectContaining({ isCancelled: true, aborted: true, hasErrors: false })]);
+      expectErrorA(await agent.extend(job.jobId), 409, 'Conflict');
+      expectErrorA(await agent.report(job), 409, 'Conflict');
+      // Again: answered as it is.
+      const again = await service.api('POST', `/v1/check-sessions/${session.checkSessionId}/cancel`);
+      expect(again.body).toEqual(cancelled.body);
+    });
+
+    it('cancels a queued run before any agent takes it', async () => {
+      const { agent, checkId } = await running();
+      const session = await triggerCheck(service, checkId);
+      const cancelled = await service.api('POST', `/v1/check-sessions/${session.checkSessionId}/cancel`);
+      expect(cancelled.body.status).toBe('CANCELLED');
+      expect((await agent.claim(0)).body.jobs).toEqual([]);
+      const detail = await service.api('GET', new URL(cancelled.body.results[0].checkResultLink).pathname);
+      expect(detail.body.error).toEqual({ code: 'CANCELLED', message: expect.any(String) });
+    });
+
+    it('answers 404 for an unknown session and for another account\'s', async () => {
+      const { checkId } = await running();
+      const session = await triggerCheck(service, checkId);
+      expectErrorA(await service.api('POST', `/v1/check-sessions/${randomUUID()}/cancel`), 404, 'Not Found');
+      const other = await createSecondAccount(service);
+      const theirs = { authorization: `Bearer ${other.apiKey}`, 'x-service-account': other.accountId };
+      expectErrorA(await service.raw('POST', `/v1/check-sessions/${session.checkSessionId}/cancel`, undefined, theirs), 404, 'Not Found');
+      expect((await service.api('GET', `/v1/check-sessions/${session.checkSessionId}`)).body.status).toBe('STARTED');
+    });
+  });
+
   it('describes the routes in /openapi.json', async () => {
     const document = (await service.raw('GET', '/openapi.json')).body;
     expect(Object.keys(document.paths)).toEqual(

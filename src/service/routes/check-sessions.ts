@@ -5,6 +5,7 @@ import { sendErrorA, sendErrorB } from '../http-errors.js';
 import { startRun } from '../runs.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { findChecksForTrigger } from '../store/checks.js';
+import { cancelSessionJobs } from '../store/jobs.js';
 import { getResultRecord, getSessionRecord, sessionRecord } from '../store/sessions.js';
 import { SESSION_STATUSES } from '../../protocol/enums.js';
 
@@ -99,6 +100,31 @@ export const checkSessionRoutes =
       },
       async (request, reply) => {
         const record = await getSessionRecord(ctx.db, request.accountId, request.params.checkSessionId, ctx.baseUrl);
+        return record ?? sendErrorA(reply, 404, 'Check session not found');
+      },
+    );
+
+    app.post(
+      '/v1/check-sessions/:checkSessionId/cancel',
+      {
+        schema: {
+          tags,
+          summary: 'Cancel a check session',
+          description:
+            'Every location not finished yet gets a cancelled result (error code CANCELLED) and its job is not handed out ' +
+            'again; an agent running one stops when it next extends its lease. A session all of whose remaining locations ' +
+            'were cancelled is CANCELLED. A finished session is answered as it is.',
+          params: Type.Object({ checkSessionId: Type.String({ format: 'uuid' }) }),
+          response: { 200: CheckSession, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const { checkSessionId } = request.params;
+        const cancelled = await ctx.db.transaction((tx) => cancelSessionJobs(tx, request.accountId, checkSessionId));
+        if (!cancelled) return sendErrorA(reply, 404, 'Check session not found');
+        for (const session of cancelled.completedSessions) ctx.events.emit('sessionCompleted', session);
+        if (cancelled.cancelled > 0) request.log.info({ checkSessionId, jobs: cancelled.cancelled }, 'check session cancelled');
+        const record = await getSessionRecord(ctx.db, request.accountId, checkSessionId, ctx.baseUrl);
         return record ?? sendErrorA(reply, 404, 'Check session not found');
       },
     );

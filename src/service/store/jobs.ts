@@ -283,6 +283,60 @@ export async function sweepJobs(tx: Queryable): Promise<SweepOutcome> {
   return { requeuedAt: new Set(requeued.map((row) => row.private_location_id)), completedSessions };
 }
 
+/**
+ * Cancels what is left of a session: every job not done yet is done, with a
+ * cancelled result for its location. An agent running one learns it on its
+ * next lease extension (409) and stops; its late result is then a conflict.
+ * Undefined when the session is not the account's.
+ */
+export async function cancelSessionJobs(
+  tx: Queryable,
+  accountId: string,
+  sessionId: string,
+): Promise<{ cancelled: number; completedSessions: SessionRow[] } | undefined> {
+  const [session] = await tx.query<{ id: string }>(
+    'SELECT id FROM check_sessions WHERE id = $1 AND account_id = $2 FOR UPDATE',
+    [sessionId, accountId],
+  );
+  if (!session) return undefined;
+  const ended = await tx.query<JobRow & { account_id: string }>(
+    `UPDATE jobs SET state = 'done', completed_at = now(), lease_expires_at = NULL
+     WHERE session_id = $1 AND state <> 'done' RETURNING *`,
+    [sessionId],
+  );
+  const stoppedAt = new Date().toISOString();
+  await insertResults(
+    tx,
+    ended.map((job) => ({
+      job,
+      fields: {
+        // The service ended it, not the agent: the agent's own result for it is then a conflict, not a duplicate.
+        agentId: null,
+        hasErrors: false,
+        hasFailures: false,
+        isDegraded: false,
+        aborted: true,
+        isCancelled: true,
+        timedOut: false,
+        responseTime: null,
+        statusCode: null,
+        timings: null,
+        error: {
+          code: 'CANCELLED',
+          message: job.state === 'leased' ? 'Cancelled while an agent was running it' : 'Cancelled before any agent ran it',
+        },
+        assertions: [],
+        details: {},
+        logs: [],
+        artifacts: [],
+        startedAt: null,
+        stoppedAt,
+      },
+    })),
+  );
+  return { cancelled: ended.length, completedSessions: await refreshSessionStatuses(tx, [sessionId]) };
+}
+
 interface ResultFields {
   agentId: string | null;
   hasErrors: boolean;
