@@ -103,7 +103,8 @@ describe('Playwright check suites end to end', () => {
     expect(detail.artifacts[0], JSON.stringify(detail.artifacts.slice(0, 2))).toMatchObject({ name: 'report.json', uploaded: true });
     expect(detail.artifacts.filter((artifact: { name: string; uploaded: boolean }) => artifact.name.endsWith('.zip') && artifact.uploaded)).toHaveLength(3);
     expect(JSON.stringify({ session, detail })).not.toContain(SECRET);
-    const [jobDirectory] = await readdir(service.artifactsDir);
+    // Artifacts sit under their job's id, beside the stored code bundles.
+    const [jobDirectory] = (await readdir(service.artifactsDir)).filter((name) => name !== 'code-bundles');
     const stored = await readFile(join(service.artifactsDir, jobDirectory!, 'report.json'), 'utf8');
     expect(stored).toContain('called with token *****');
     expect(stored).not.toContain(SECRET);
