@@ -249,6 +249,36 @@ describe('Playwright suite runner', () => {
     expect(entryProblem({ path: 'dev', type: 'CharacterDevice', linkpath: '' })).toContain('CharacterDevice');
   }, 60_000);
 
+  it('never reads or uploads a file outside the job\'s directory that the suite points its report at', async () => {
+    const forged = JSON.stringify({
+      suites: [{ title: 'x.spec.js', specs: [{ title: 'forged', file: 'x.spec.js', tests: [{ projectName: 'p', status: 'expected', results: [{ status: 'passed', duration: 1, attachments: [{ name: 'trace', contentType: 'text/plain', path: '/etc/shadow' }] }] }] }] }],
+      errors: [],
+      stats: { expected: 1, unexpected: 0, flaky: 0, skipped: 0, duration: 1 },
+    });
+    // `; true` takes the arguments the agent appends.
+    const pointing = await run(job({ installCommand: 'true', testCommand: `printf '%s' '${forged}' > "$HOME/report.json"; true` }));
+    expect(pointing.result.error).toBeNull();
+    expect(pointing.uploads.map((upload) => upload.ref.name)).toEqual(['report.json']);
+    const linked = await run(job({ installCommand: 'true', testCommand: 'ln -s /etc/shadow "$HOME/report.json"; true' }));
+    expect(linked.result).toMatchObject({ hasErrors: true, error: { code: 'SCRIPT_ERROR' } });
+    expect(linked.uploads).toEqual([]);
+    const shadow = await readFile('/etc/shadow', 'utf8');
+    expect(JSON.stringify([pointing, linked])).not.toContain(shadow.split(':')[1] || 'root:');
+  }, 60_000);
+
+  it('says ENGINE_INSTALL_FAILED when an engine cannot be installed', async () => {
+    const broken = new EngineCache(join(work, 'broken-engines'), process.env, '/bin/false');
+    await expect(broken.resolve('NODE_22')).rejects.toMatchObject({ code: 'ENGINE_INSTALL_FAILED' });
+  });
+
+  it('runs on NODE_22 and NODE_26 as well', async () => {
+    for (const [engine, version] of [['NODE_22', 'v22.23.3'], ['NODE_26', 'v26.10.0']] as const) {
+      const { result } = await run(job({ engine, pwProjects: ['api'] }));
+      expect(result.error, `${engine}: ${JSON.stringify(result.logs.slice(-5))}`).toBeNull();
+      expect(result.details).toMatchObject({ engine, engineVersion: version, stats: { expected: 2 } });
+    }
+  }, 300_000);
+
   it('says so when the install command fails', async () => {
     const { result } = await run(job({ installCommand: 'echo "no registry today" >&2; exit 3' }));
     expect(result).toMatchObject({ hasErrors: true, error: { code: 'DEPENDENCY_INSTALL_FAILED' } });

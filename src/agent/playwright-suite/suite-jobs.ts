@@ -4,6 +4,8 @@
  * secrets, and the uploader for the report and what the tests attached.
  */
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Logger } from '../../logging.js';
 import type { Job, Result } from '../../protocol/agent-api.js';
@@ -72,9 +74,22 @@ export class PlaywrightSuites {
       dependencyCache: this.config.dependencyCache,
       scrub: scrubber,
       upload: async (name, contentType, path) => {
-        const scrubbed = `${path}.scrubbed`;
-        await scrubber.file(path, scrubbed, contentType);
-        return this.uploader.upload(job.jobId, name, contentType, scrubbed, signal);
+        // The copy goes to a directory of the agent's own: in the job's, the suite could have
+        // left a link under the copy's name, and the agent would write through it.
+        const scratch = await mkdtemp(join(tmpdir(), 'outpost-scrubbed-'));
+        try {
+          const scrubbed = join(scratch, 'artifact');
+          try {
+            await scrubber.file(path, scrubbed, contentType);
+          } catch (error) {
+            // Not scrubbed is not sent; the other artifacts and the verdict still count.
+            this.uploader.failed('unreadable');
+            return { name, contentType, size: 0, uploaded: false, error: `could not be scrubbed: ${(error as Error).message}` };
+          }
+          return await this.uploader.upload(job.jobId, name, contentType, scrubbed, signal);
+        } finally {
+          await rm(scratch, { recursive: true, force: true });
+        }
       },
       signal,
     });

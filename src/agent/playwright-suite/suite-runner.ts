@@ -6,7 +6,7 @@
  * tests attached, all scrubbed.
  */
 import { existsSync } from 'node:fs';
-import { readFile, realpath, stat, writeFile } from 'node:fs/promises';
+import { lstat, readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import { extname, join, sep } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import Value from 'typebox/value';
@@ -116,7 +116,7 @@ async function run(job: Job, agentId: string, context: SuiteContext): Promise<Re
 
     const tests = await shell(testCommandLine(settings.testCommand, { projects: settings.pwProjects, tags: settings.pwTags }));
     logs.add('INFO', tests.stdout);
-    const report = await readReport(directory.report);
+    const report = await readReport(directory.report, directory.root);
     const ended = stoppedFor(tests, job, context);
     if (ended) return finish(base, ended, tests.durationMs, logs.add('ERROR', tests.stderr).lines);
     return await judge(base, settings, engine, tests, report, directory, logs, context);
@@ -186,7 +186,24 @@ function finish(base: Result, error: unknown, durationMs: number, logs: Result['
   return errored(base, error, responseTime, logs);
 }
 
-async function readReport(path: string): Promise<SuiteReport | undefined> {
+/**
+ * The real path of a file the sandbox wrote, when it is a regular file really
+ * inside the job's directory (links resolved): the agent reads and uploads as
+ * itself, so a link to another file, a FIFO or a device is never followed.
+ */
+async function fileInside(path: string, root: string): Promise<string | undefined> {
+  try {
+    const [real, realRoot] = await Promise.all([realpath(path), realpath(root)]);
+    return real.startsWith(`${realRoot}${sep}`) && (await stat(real)).isFile() ? real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function readReport(reportPath: string, root: string): Promise<SuiteReport | undefined> {
+  if (!existsSync(reportPath) && !(await isLink(reportPath))) return undefined;
+  const path = await fileInside(reportPath, root);
+  if (!path) throw new ScriptError('the suite\'s report is not a regular file in the job\'s directory; it was not read');
   try {
     const { size } = await stat(path);
     if (size > REPORT_LIMIT_BYTES) {
@@ -218,7 +235,8 @@ async function judge(
     const filters = settings.pwProjects.length + settings.pwTags.length > 0 ? ' (do pwProjects and pwTags match any test?)' : '';
     return finish(base, new ScriptError(scrub(`No test ran to a verdict${filters}: ${why}`)), outcome.durationMs, logs.lines);
   }
-  const artifacts: ArtifactRef[] = [await context.upload('report.json', 'application/json', directory.report)];
+  // readReport made sure it is a regular file of the job's directory.
+  const artifacts: ArtifactRef[] = [await context.upload('report.json', 'application/json', (await realpath(directory.report)))];
   const attachments = await attachmentsInside(report, directory.root);
   for (const [index, attachment] of attachments.slice(0, MAX_ARTIFACTS - 1).entries()) {
     artifacts.push(await context.upload(artifactName(index, attachment.test, attachment.name, attachment.path), attachment.contentType, attachment.path));
@@ -267,17 +285,19 @@ async function judge(
  */
 async function attachmentsInside(report: SuiteReport, root: string): Promise<SuiteReport['attachments']> {
   const inside: SuiteReport['attachments'] = [];
-  const realRoot = await realpath(root);
   for (const attachment of report.attachments) {
-    try {
-      const real = await realpath(attachment.path);
-      if (!real.startsWith(`${realRoot}${sep}`) || !(await stat(real)).isFile()) continue;
-      inside.push({ ...attachment, path: real });
-    } catch {
-      // Gone or unreadable: nothing to upload.
-    }
+    const real = await fileInside(attachment.path, root);
+    if (real) inside.push({ ...attachment, path: real });
   }
   return inside;
+}
+
+async function isLink(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 /** `NN-<test>-<attachment>.<ext>`, within the service's artifact name rule. */
