@@ -1,6 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_CODE_BUNDLE_BYTES } from '../../src/protocol/playwright-settings.js';
 import type { ApiAnswer } from '../support/service.js';
 import {
   createSecondAccount,
@@ -35,6 +40,7 @@ describe.each(DB_KINDS)('Playwright check suites (%s)', (kind) => {
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
   }
+  const bundleFiles = async () => (await readdir(join(service.artifactsDir, 'code-bundles', service.accountId))).sort();
   const auth = () => ({ authorization: `Bearer ${service.apiKey}`, 'x-service-account': service.accountId });
 
   const create = (extra: Record<string, unknown> = {}) =>
@@ -56,6 +62,39 @@ describe.each(DB_KINDS)('Playwright check suites (%s)', (kind) => {
       expectErrorB(await upload(Buffer.from('plain text, no archive')), ['body']);
       expectErrorB(await upload(Buffer.alloc(0)), ['body']);
     });
+
+    it('answers 413 for a bundle over 50 MiB, declared or streamed, and keeps nothing of it', async () => {
+      const before = await bundleFiles();
+      // Declared: answered before the body is read.
+      const declared = await new Promise<number>((resolve, reject) => {
+        const request = httpRequest(`${service.url}/v1/code-bundles`, {
+          method: 'POST',
+          headers: { ...auth(), 'content-type': 'application/gzip', 'content-length': String(MAX_CODE_BUNDLE_BYTES + 1) },
+        });
+        request.on('response', (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        request.on('error', reject);
+        request.write(BUNDLE);
+      });
+      expect(declared).toBe(413);
+      // Streamed without a length: cut off once it passes the limit. The service answers and closes
+      // while the client is still sending, so the client may see the reset before the answer.
+      const chunk = Buffer.alloc(1024 * 1024, 1);
+      chunk.set(BUNDLE.subarray(0, 2));
+      async function* body() {
+        for (let sent = 0; sent <= MAX_CODE_BUNDLE_BYTES; sent += chunk.length) yield chunk;
+      }
+      const streamed = await fetch(`${service.url}/v1/code-bundles`, {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'application/gzip' },
+        body: Readable.from(body()) as unknown as BodyInit,
+        duplex: 'half',
+      }).then((response) => response.status, () => 'reset');
+      expect([413, 'reset']).toContain(streamed);
+      expect(await bundleFiles()).toEqual(before);
+    }, 60_000);
 
     it('answers 401 without a key and 403 for another account', async () => {
       expectErrorA(await upload(BUNDLE, { 'x-service-account': service.accountId }), 401, 'Unauthorized');
