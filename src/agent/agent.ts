@@ -198,6 +198,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         await waitUntil(() => inFlight.size === 0, 2000);
       }
       await reporter.flush(Math.max(1000, Math.min(config.shutdownGraceMs, 10_000)));
+      await scripts.stop();
       await within(5000, Promise.all([lanes.uptime.close(), lanes.script.close()]));
       redis.disconnect();
       await embedded?.stop();

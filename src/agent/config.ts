@@ -24,6 +24,7 @@ export const SANDBOX_DEFAULTS = {
   userIsolation: true,
   uidBase: 61000,
   chromiumPath: '/usr/bin/chromium',
+  warm: true,
   enginesDirectory: join(tmpdir(), 'outpost-engines'),
 } as const;
 
@@ -34,6 +35,7 @@ export function defaultSandboxConfig(): AgentConfig['sandbox'] {
     userIsolation: SANDBOX_DEFAULTS.userIsolation,
     uidBase: SANDBOX_DEFAULTS.uidBase,
     chromiumPath: SANDBOX_DEFAULTS.chromiumPath,
+    warm: SANDBOX_DEFAULTS.warm,
     enginesDirectory: SANDBOX_DEFAULTS.enginesDirectory,
     dependencyCache: undefined,
   };
@@ -72,6 +74,10 @@ export const agentEnvSpecs = {
     default: SANDBOX_DEFAULTS.uidBase,
     desc: 'First user id of the sandbox users; job slot n runs as SANDBOX_UID_BASE + n',
   }),
+  SANDBOX_WARM: bool({
+    default: SANDBOX_DEFAULTS.warm,
+    desc: 'Keep one sandbox per job slot started ahead (Playwright loaded, never reused), so a script job starts at once',
+  }),
   CHROMIUM_PATH: str({
     default: SANDBOX_DEFAULTS.chromiumPath,
     desc: 'Chromium executable that browser scripts launch',
@@ -106,6 +112,8 @@ export interface AgentConfig {
     userIsolation: boolean;
     uidBase: number;
     chromiumPath: string;
+    /** Start each slot's next sandbox ahead of its job. */
+    warm: boolean;
     /** Engines of Playwright suites, installed on first use. */
     enginesDirectory: string;
     /** DEPENDENCY_CACHE; undefined: every suite installs from nothing. */
@@ -131,6 +139,7 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
       userIsolation: parsed.SANDBOX_USER_ISOLATION,
       uidBase: parsed.SANDBOX_UID_BASE,
       chromiumPath: parsed.CHROMIUM_PATH,
+      warm: parsed.SANDBOX_WARM,
       enginesDirectory: parsed.ENGINES_DIR,
       dependencyCache: parsed.DEPENDENCY_CACHE || undefined,
     },

@@ -15,6 +15,8 @@ import { errored, runMultiStep, type InstalledRuntime, type ResultScrubber } fro
 import { resultFrame } from './result-frame.js';
 import { secretValues, serviceSecrets } from './sandbox/sandbox-environment.js';
 import { SandboxIdentities } from './sandbox/sandbox-user.js';
+import type { WarmPool } from './sandbox/warm-pool.js';
+import { createWarmPool } from './multistep/warm-sandbox.js';
 
 export interface JobScrubber extends ResultScrubber {
   /** Writes a scrubbed copy of a file; zips (traces) entry by entry. */
@@ -25,11 +27,14 @@ export type ScrubberFactory = (secrets: string[], options: { sensitiveHeaders: b
 
 /** Runtimes from 2025.04 on also hide Authorization, cookie and API-key headers in traces. */
 const SENSITIVE_HEADERS_FROM = '2025.04';
+/** An idle warm sandbox is replaced after this long, so none sits for hours on what it loaded. */
+const WARM_MAX_AGE_MS = 5 * 60_000;
 
 export class ScriptJobs {
   readonly runtimes: ReadonlyMap<string, InstalledRuntime>;
   readonly #identities: SandboxIdentities;
   readonly #secrets: Record<string, string>;
+  #warm: WarmPool<InstalledRuntime> | undefined;
 
   constructor(
     private readonly config: AgentConfig['sandbox'],
@@ -54,6 +59,26 @@ export class ScriptJobs {
     if (weakness) logger.warn(`script sandboxes are weaker than they could be: ${weakness}`);
     if (this.runtimes.size === 0) logger.warn('no runtime is installed: this agent takes no script jobs (outpost runtimes install)');
     else logger.info({ runtimes: [...this.runtimes.keys()] }, 'script runtimes installed');
+    if (this.config.warm && this.runtimes.size > 0) {
+      // Started by each slot's first job, not here: an agent that never gets a script job never pays for one.
+      this.#warm = createWarmPool({
+        sandboxRoot: this.config.directory,
+        memoryLimitBytes: this.config.memoryLimitBytes,
+        agentEnv: this.agentEnv,
+        chromiumPath: () => this.#chromiumPath(),
+        maxAgeMs: WARM_MAX_AGE_MS,
+        onError: (error) => logger.warn(`warm sandbox: ${error instanceof Error ? error.message : String(error)}`),
+      });
+    }
+  }
+
+  /** Kills the idle warm sandboxes; call once no script job runs any more. */
+  async stop(): Promise<void> {
+    await this.#warm?.stop();
+  }
+
+  #chromiumPath(): string | undefined {
+    return existsSync(this.config.chromiumPath) ? this.config.chromiumPath : undefined;
   }
 
   /** Never throws: a job that cannot run is a failed check with the reason, not a crashed lane. */
@@ -80,10 +105,11 @@ export class ScriptJobs {
         memoryLimitBytes: this.config.memoryLimitBytes,
         serviceSecrets: this.#secrets,
         agentEnv: this.agentEnv,
-        chromiumPath: existsSync(this.config.chromiumPath) ? this.config.chromiumPath : undefined,
+        chromiumPath: this.#chromiumPath(),
         scrub: scrubber,
         upload: (uploadJob, name, contentType, path) => this.#scrubAndUpload(scrubber, uploadJob, name, contentType, path, signal),
         signal,
+        ...(this.#warm ? { warm: this.#warm } : {}),
       });
     } catch (error) {
       return scrubber.value(errored(resultFrame(job, agentId, new Date()), error, 0, []));

@@ -27,37 +27,68 @@ export async function prepareSandboxRoot(root: string): Promise<void> {
   await chmod(root, 0o711);
 }
 
-export async function createJobDirectory(options: {
-  sandboxRoot: string;
+export interface JobFiles {
   script: string;
   dependencies: DependencyFile[];
-  runtimeNodeModules: string;
   playwrightConfig: (root: string) => string;
+}
+
+/** A job's directory and its files at once: a cold run. */
+export async function createJobDirectory(
+  options: JobFiles & { sandboxRoot: string; runtimeNodeModules: string; user: SandboxUser | null },
+): Promise<JobDirectory> {
+  const directory = await reserveJobDirectory(options);
+  try {
+    await fillJobDirectory(directory, options, options.user);
+    return directory;
+  } catch (error) {
+    await directory.remove();
+    throw error;
+  }
+}
+
+/**
+ * A directory for a job not known yet (a warm sandbox starts in it): only
+ * what any run of the runtime needs, and `extraFiles` beside it.
+ */
+export async function reserveJobDirectory(options: {
+  sandboxRoot: string;
+  runtimeNodeModules: string;
   user: SandboxUser | null;
+  extraFiles?: Record<string, string>;
 }): Promise<JobDirectory> {
   const root = await mkdtemp(join(options.sandboxRoot, 'job-'));
   const remove = () => rm(root, { recursive: true, force: true, maxRetries: 3 });
   try {
     await chmod(root, 0o700);
-    const checkDirectory = join(root, 'check');
-    await mkdir(checkDirectory);
-    for (const dependency of options.dependencies) {
-      const target = join(checkDirectory, safeRelativePath(dependency.path));
-      await mkdir(dirname(target), { recursive: true });
-      await writeFile(target, dependency.content);
-    }
-    await writeFile(join(checkDirectory, SCRIPT_FILE), options.script);
     // Module lookups stop here instead of walking up into directories the sandbox may not read.
     await writeFile(join(root, 'package.json'), '{ "private": true }\n');
     await writeFile(join(root, 'tsconfig.json'), '{}\n');
-    await writeFile(join(root, 'playwright.config.cjs'), options.playwrightConfig(root));
     await symlink(options.runtimeNodeModules, join(root, 'node_modules'), 'dir');
+    for (const [name, content] of Object.entries(options.extraFiles ?? {})) await writeFile(join(root, name), content);
     if (options.user) await chownTree(root, options.user);
-    return { root, checkDirectory, remove };
+    return { root, checkDirectory: join(root, 'check'), remove };
   } catch (error) {
     await remove();
     throw error;
   }
+}
+
+/**
+ * The job's own files, into a reserved directory. Only the agent and a
+ * sandbox that has run nothing of a check's yet have had the directory, so
+ * nothing in it can redirect these writes.
+ */
+export async function fillJobDirectory(directory: JobDirectory, files: JobFiles, user: SandboxUser | null): Promise<void> {
+  await mkdir(directory.checkDirectory);
+  for (const dependency of files.dependencies) {
+    const target = join(directory.checkDirectory, safeRelativePath(dependency.path));
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, dependency.content);
+  }
+  await writeFile(join(directory.checkDirectory, SCRIPT_FILE), files.script);
+  await writeFile(join(directory.root, 'playwright.config.cjs'), files.playwrightConfig(directory.root));
+  if (user) await chownTree(directory.root, user);
 }
 
 function safeRelativePath(path: string): string {

@@ -12,12 +12,15 @@ import { InvalidSettingsError, OutpostError, ScriptError, ScriptMemoryError, Scr
 import type { ArtifactRef, Job, Result } from '../../protocol/agent-api.js';
 import { MultiStepSettingsSchema } from '../../protocol/multistep-settings.js';
 import { resultFrame } from '../result-frame.js';
-import { permissionFlags, quietWarningFlags } from '../sandbox/node-permissions.js';
-import { runSandboxed, type SandboxRunOutcome } from '../sandbox/sandbox-process.js';
-import { sandboxEnvironment } from '../sandbox/sandbox-environment.js';
+import { runSandboxed, type SandboxLimits, type SandboxRunOutcome } from '../sandbox/sandbox-process.js';
+import { sandboxEnvironment, startEnvironment, startsWarm } from '../sandbox/sandbox-environment.js';
 import type { SandboxIdentities } from '../sandbox/sandbox-user.js';
-import { createJobDirectory, SCRIPT_FILE } from './job-directory.js';
+import type { WarmPool, WarmSandbox } from '../sandbox/warm-pool.js';
+import { killAll } from '../sandbox/process-tree.js';
+import { createJobDirectory, fillJobDirectory, SCRIPT_FILE, type JobDirectory, type JobFiles } from './job-directory.js';
 import { parseRunReport, type RunReport } from './playwright-report.js';
+import { nodeFlags, playwrightArgs } from './runner-command.js';
+import { runWarm } from './warm-sandbox.js';
 
 
 export interface InstalledRuntime {
@@ -42,6 +45,8 @@ export interface MultiStepContext {
   /** Scrubs and uploads one file; answers what the result says of it. */
   upload(job: Job, name: string, contentType: string, path: string): Promise<ArtifactRef>;
   signal: AbortSignal;
+  /** Warm sandboxes to start jobs in; every job starts cold without. */
+  warm?: WarmPool<InstalledRuntime>;
 }
 
 export interface ResultScrubber {
@@ -70,55 +75,71 @@ async function run(job: Job, agentId: string, context: MultiStepContext): Promis
   }
   const settings = job.settings;
   const user = await context.identities.acquire();
-  let directory: Awaited<ReturnType<typeof createJobDirectory>> | undefined;
+  let directory: JobDirectory | undefined;
+  let warm: WarmSandbox | undefined;
   try {
     const timeoutMs = job.timeoutSeconds * 1000;
-    directory = await createJobDirectory({
-      sandboxRoot: context.sandboxRoot,
+    const files: JobFiles = {
       script: settings.script,
       dependencies: settings.dependencies,
-      runtimeNodeModules: join(context.runtime.directory, 'node_modules'),
       playwrightConfig: (root) => playwrightConfig(root, timeoutMs, context.chromiumPath),
-      user,
-    });
-    const root = directory.root;
-    const maxOldSpaceMb = Math.max(128, Math.floor(context.memoryLimitBytes / 1024 / 1024 / 2));
-    const outcome = await runSandboxed({
-      command: context.runtime.node,
-      args: [
-        ...quietWarningFlags(context.runtime.nodeJsVersion),
-        ...permissionFlags(context.runtime.nodeJsVersion, {
-          read: [context.runtime.directory, root, ...(context.chromiumPath ? [dirname(context.chromiumPath)] : [])],
-          write: [root],
-        }),
-        `--max-old-space-size=${maxOldSpaceMb}`,
-        context.runtime.playwrightCli,
-        'test',
-        '--config',
-        join(root, 'playwright.config.cjs'),
-      ],
-      cwd: root,
-      env: sandboxEnvironment({
+    };
+    const environment = (home: string) =>
+      sandboxEnvironment({
         job,
         serviceSecrets: context.serviceSecrets,
-        home: root,
+        home,
         nodeBinDirectory: dirname(context.runtime.node),
         agentEnv: context.agentEnv,
-      }),
-      user,
+      });
+    const limits: SandboxLimits = {
       timeoutMs: timeoutMs + KILL_MARGIN_MS,
       memoryLimitBytes: context.memoryLimitBytes,
       outputLimitBytes: OUTPUT_LIMIT_BYTES,
       signal: context.signal,
-    });
-    const report = await readReport(join(root, 'report.json'));
+    };
+    warm = await context.warm?.take(context.runtime, user, startsWarmFor(environment, context));
+    let outcome: SandboxRunOutcome;
+    if (warm) {
+      const sandbox = warm;
+      directory = { root: sandbox.root, checkDirectory: join(sandbox.root, 'check'), remove: () => sandbox.remove() };
+      await fillJobDirectory(directory, files, user);
+      outcome = await runWarm(sandbox, { env: environment(sandbox.root), argv: playwrightArgs(sandbox.root) }, limits);
+    } else {
+      directory = await createJobDirectory({
+        ...files,
+        sandboxRoot: context.sandboxRoot,
+        runtimeNodeModules: join(context.runtime.directory, 'node_modules'),
+        user,
+      });
+      const root = directory.root;
+      outcome = await runSandboxed({
+        command: context.runtime.node,
+        args: [...nodeFlags(context.runtime, root, context.memoryLimitBytes, context.chromiumPath), context.runtime.playwrightCli, ...playwrightArgs(root)],
+        cwd: root,
+        env: environment(root),
+        user,
+        ...limits,
+      });
+    }
+    const report = await readReport(join(directory.root, 'report.json'));
     return await judge(job, base, outcome, report, context);
   } catch (error) {
     return errored(base, error, 0, []);
   } finally {
+    // A warm sandbox whose job failed before it was handed over is still waiting for it.
+    if (warm && !warm.process.hasExited()) await killAll(warm.process.selector);
     await directory?.remove();
+    // Everything the job started is gone by now (the sandbox's own clean-up): the user may get its next warm sandbox.
+    context.warm?.refill(context.runtime, user);
     context.identities.release(user);
   }
+}
+
+/** Whether the job's environment is one a process started before it can take on (sandbox-environment.ts). */
+function startsWarmFor(environment: (home: string) => Record<string, string>, context: MultiStepContext): boolean {
+  const start = startEnvironment({ home: '', nodeBinDirectory: dirname(context.runtime.node), agentEnv: context.agentEnv });
+  return startsWarm(environment(''), start);
 }
 
 function playwrightConfig(root: string, timeoutMs: number, chromiumPath: string | undefined): string {

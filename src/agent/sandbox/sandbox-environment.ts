@@ -26,11 +26,37 @@ export interface SandboxEnvironmentInput {
   agentEnv: NodeJS.ProcessEnv;
 }
 
-const PASSED_THROUGH = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'TZ', 'LANG'];
+const PROXIES = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy'];
+const LOCALE = ['TZ', 'LANG'];
+
+/**
+ * What a sandbox process starts with before its job is known (a warm
+ * sandbox): nothing secret, nothing of the check's. Proxy settings may carry
+ * credentials, so they wait for the job too.
+ */
+export function startEnvironment(input: Pick<SandboxEnvironmentInput, 'home' | 'nodeBinDirectory' | 'agentEnv'>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of LOCALE) {
+    const value = input.agentEnv[key];
+    if (value !== undefined) env[key] = value;
+  }
+  return Object.assign(env, fixedEnvironment(input));
+}
+
+/** Set last, whatever the check's variables say. */
+function fixedEnvironment(input: Pick<SandboxEnvironmentInput, 'home' | 'nodeBinDirectory'>): Record<string, string> {
+  return {
+    PATH: `${input.nodeBinDirectory}:/usr/local/bin:/usr/bin:/bin`,
+    HOME: input.home,
+    TMPDIR: input.home,
+    // Playwright's own progress output would only fill the logs with terminal codes.
+    FORCE_COLOR: '0',
+  };
+}
 
 export function sandboxEnvironment(input: SandboxEnvironmentInput): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const key of PASSED_THROUGH) {
+  for (const key of [...PROXIES, ...LOCALE]) {
     const value = input.agentEnv[key];
     if (value !== undefined) env[key] = value;
   }
@@ -40,12 +66,19 @@ export function sandboxEnvironment(input: SandboxEnvironmentInput): Record<strin
   env.SERVICE = 'true';
   if (input.job.runSource.startsWith('TEST_')) env.CI = 'true';
   else delete env.CI;
-  env.PATH = `${input.nodeBinDirectory}:/usr/local/bin:/usr/bin:/bin`;
-  env.HOME = input.home;
-  env.TMPDIR = input.home;
-  // Playwright's own progress output would only fill the logs with terminal codes.
-  env.FORCE_COLOR = '0';
-  return env;
+  return Object.assign(env, fixedEnvironment(input));
+}
+
+/**
+ * Variables Node.js, its libraries or Playwright read while a process starts
+ * or a module loads. A process started before the job cannot honour the
+ * job's values of them, so a job that sets one differently runs cold.
+ */
+const READ_AT_START = /^(NODE_|UV_|OPENSSL_|SSL_CERT_|DEBUG|PW|PLAYWRIGHT|CI$|FORCE_COLOR$|NO_COLOR$|TZ$|LANG$|LC_)/;
+
+export function startsWarm(jobEnv: Record<string, string>, startEnv: Record<string, string>): boolean {
+  const keys = new Set([...Object.keys(jobEnv), ...Object.keys(startEnv)]);
+  return [...keys].every((key) => !READ_AT_START.test(key) || jobEnv[key] === startEnv[key]);
 }
 
 /** The values the scrubber must hide: every SERVICE_SECRET_* and every secret variable of the check. */

@@ -3,23 +3,41 @@
  * agent may, as a user of its own), watched for time and memory, its output
  * kept up to a cap, and everything it started killed when it ends — whether
  * it finished, timed out, blew its memory or was cancelled.
+ *
+ * Starting and watching are apart so a warm sandbox can be started before
+ * its job exists and watched only from the moment the job is handed to it.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { killAll, residentBytes, type ProcessSelector } from './process-tree.js';
 import { SandboxIdentities, type SandboxUser } from './sandbox-user.js';
 
-export interface SandboxRunOptions {
+export interface SandboxSpawnOptions {
   command: string;
   args: string[];
   cwd: string;
   env: Record<string, string>;
   user: SandboxUser | null;
+}
+
+export interface SandboxLimits {
   timeoutMs: number;
   /** Resident memory of all the sandbox's processes together. */
   memoryLimitBytes: number;
   /** Bytes kept of stdout and of stderr each; the rest is counted, not kept. */
   outputLimitBytes: number;
   signal?: AbortSignal;
+}
+
+export type SandboxRunOptions = SandboxSpawnOptions & SandboxLimits;
+
+export interface SandboxProcess {
+  child: ChildProcessByStdio<Writable, Readable, Readable>;
+  /** Everything this sandbox started: its process group and, when it has one, its user. */
+  selector: ProcessSelector;
+  /** Settles once the process has exited and its output streams closed; never rejects. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>;
+  hasExited(): boolean;
 }
 
 export interface SandboxRunOutcome {
@@ -37,8 +55,7 @@ export interface SandboxRunOutcome {
 
 const WATCH_INTERVAL_MS = 250;
 
-export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxRunOutcome> {
-  const started = performance.now();
+export function spawnSandbox(options: SandboxSpawnOptions): SandboxProcess {
   const { command, args } = options.user
     ? SandboxIdentities.wrap(options.user, options.command, options.args)
     : { command: options.command, args: options.args };
@@ -46,12 +63,46 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
     cwd: options.cwd,
     env: options.env,
     detached: true, // its own process group, killed as one
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const selector: ProcessSelector = { pgid: child.pid, ...(options.user ? { uid: options.user.uid } : {}) };
+  // A sandbox that is gone before its job is written to it must not take the agent down with EPIPE.
+  child.stdin.on('error', () => undefined);
+  let exited = false;
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
+    child.once('error', (error) => {
+      exited = true;
+      resolve({ code: null, signal: null, error });
+    });
+    child.once('close', (code, signal) => {
+      exited = true;
+      resolve({ code, signal });
+    });
+  });
+  return {
+    child,
+    selector: { pgid: child.pid, ...(options.user ? { uid: options.user.uid } : {}) },
+    exited: done,
+    hasExited: () => exited || child.exitCode !== null || child.signalCode !== null,
+  };
+}
 
-  const stdout = new CappedBuffer(options.outputLimitBytes);
-  const stderr = new CappedBuffer(options.outputLimitBytes);
+/** A cold run: started and watched at once, its stdin closed. */
+export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxRunOutcome> {
+  const sandbox = spawnSandbox(options);
+  sandbox.child.stdin.end();
+  return superviseSandbox(sandbox, options);
+}
+
+/**
+ * Watches a started sandbox until it ends, then kills whatever it left. Time,
+ * memory and output count from this call, which is when its job began.
+ */
+export async function superviseSandbox(sandbox: SandboxProcess, limits: SandboxLimits): Promise<SandboxRunOutcome> {
+  const started = performance.now();
+  const { child, selector } = sandbox;
+
+  const stdout = new CappedBuffer(limits.outputLimitBytes);
+  const stderr = new CappedBuffer(limits.outputLimitBytes);
   child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
 
@@ -61,7 +112,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
     killedFor ??= reason;
     void killAll(selector);
   };
-  const timer = setTimeout(() => end('timeout'), options.timeoutMs);
+  const timer = setTimeout(() => end('timeout'), limits.timeoutMs);
   let watching = false;
   const watchdog = setInterval(() => {
     if (watching) return;
@@ -69,27 +120,22 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
     void residentBytes(selector)
       .then((bytes) => {
         peakMemoryBytes = Math.max(peakMemoryBytes, bytes);
-        if (bytes > options.memoryLimitBytes) end('memory');
+        if (bytes > limits.memoryLimitBytes) end('memory');
       })
       .finally(() => {
         watching = false;
       });
   }, WATCH_INTERVAL_MS);
   const onAbort = (): void => end('cancelled');
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  if (options.signal?.aborted) onAbort();
+  limits.signal?.addEventListener('abort', onAbort, { once: true });
+  if (limits.signal?.aborted) onAbort();
 
   try {
-    const [exitCode, exitSignal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
-      child.once('error', (error) => {
-        stderr.push(Buffer.from(`${error.message}\n`));
-        resolve([null, null]);
-      });
-      child.once('close', (code, signal) => resolve([code, signal]));
-    });
+    const { code, signal, error } = await sandbox.exited;
+    if (error) stderr.push(Buffer.from(`${error.message}\n`));
     return {
-      exitCode,
-      exitSignal,
+      exitCode: code,
+      exitSignal: signal,
       killedFor,
       stdout: stdout.text(),
       stderr: stderr.text(),
@@ -100,7 +146,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
   } finally {
     clearTimeout(timer);
     clearInterval(watchdog);
-    options.signal?.removeEventListener('abort', onAbort);
+    limits.signal?.removeEventListener('abort', onAbort);
     // Whatever the script left behind (background children, a fork bomb) goes too.
     await killAll(selector);
   }
