@@ -89,7 +89,7 @@ describe.each(DB_KINDS)('Playwright check suites (%s)', (kind) => {
       const streamed = await fetch(`${service.url}/v1/code-bundles`, {
         method: 'POST',
         headers: { ...auth(), 'content-type': 'application/gzip' },
-        body: Readable.from(body()) as unknown as BodyInit,
+        body: Readable.toWeb(Readable.from(body())) as ReadableStream,
         duplex: 'half',
       }).then((response) => response.status, () => 'reset');
       expect([413, 'reset']).toContain(streamed);
