@@ -6,13 +6,14 @@
 import { existsSync } from 'node:fs';
 import { RuntimeMissingError } from '../errors/index.js';
 import type { Logger } from '../logging.js';
-import type { ArtifactRef, Job, Result } from '../protocol/agent-api.js';
+import type { Job, Result } from '../protocol/agent-api.js';
 import { installedRuntimes, runtimePaths } from '../runtimes/installed.js';
 import type { ArtifactUploader } from './artifact-uploader.js';
 import type { AgentConfig } from './config.js';
 import { prepareSandboxRoot } from './multistep/job-directory.js';
 import { errored, runMultiStep, type InstalledRuntime, type ResultScrubber } from './multistep/multistep-runner.js';
 import { resultFrame } from './result-frame.js';
+import { scrubAndUpload } from './scrub-and-upload.js';
 import { secretValues, serviceSecrets } from './sandbox/sandbox-environment.js';
 import { SandboxIdentities } from './sandbox/sandbox-user.js';
 import type { WarmPool } from './sandbox/warm-pool.js';
@@ -107,7 +108,8 @@ export class ScriptJobs {
         agentEnv: this.agentEnv,
         chromiumPath: this.#chromiumPath(),
         scrub: scrubber,
-        upload: (uploadJob, name, contentType, path) => this.#scrubAndUpload(scrubber, uploadJob, name, contentType, path, signal),
+        upload: (uploadJob, name, contentType, path) =>
+          scrubAndUpload(scrubber, this.uploader, { jobId: uploadJob.jobId, name, contentType, path }, signal),
         signal,
         ...(this.#warm ? { warm: this.#warm } : {}),
       });
@@ -116,24 +118,6 @@ export class ScriptJobs {
     }
   }
 
-  async #scrubAndUpload(
-    scrubber: JobScrubber,
-    job: Job,
-    name: string,
-    contentType: string,
-    path: string,
-    signal: AbortSignal,
-  ): Promise<ArtifactRef> {
-    const scrubbed = `${path}.scrubbed`;
-    try {
-      await scrubber.file(path, scrubbed, contentType);
-    } catch (error) {
-      // What cannot be scrubbed is not sent; the rest of the result still is.
-      const reason = error instanceof Error ? error.message : String(error);
-      return { name, contentType, size: 0, uploaded: false, error: `not uploaded: it could not be scrubbed (${scrubber.text(reason)})` };
-    }
-    return this.uploader.upload(job.jobId, name, contentType, scrubbed, signal);
-  }
 }
 
 function missingRuntime(job: Job, agentId: string, installed: string[]): Result {

@@ -4,7 +4,7 @@
  * what it is sent, its trace scrubbed and uploaded. The stored trace is then
  * opened and searched for every spelling of every secret.
  */
-import { mkdtemp, readdir, readlink, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -271,6 +271,39 @@ test('forks', async () => {
     // anything of the job's would be in its removed directory.
     for (const { pid } of await listProcesses({ uid: 61200 })) {
       expect(await readdir(await readlink(`/proc/${pid}/cwd`))).not.toContain('check');
+    }
+  });
+
+  it('uploads no file of the agent\'s that a script names as an attachment, directly or through a link', async () => {
+    const privateDirectory = await mkdtemp(join(tmpdir(), 'outpost-agent-private-'));
+    const privateFile = join(privateDirectory, 'agent-only.txt');
+    await writeFile(privateFile, 'AGENT-ONLY-CONTENT-4471');
+    await chmod(privateFile, 0o600);
+    const script = `
+import { test } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+
+test('attaches what is not its own', async ({}, testInfo) => {
+  // Through ln: Node's permission model refuses symlink() to the script itself.
+  execFileSync('ln', ['-s', ${JSON.stringify(privateFile)}, testInfo.outputPath('link.txt')]);
+  await testInfo.attach('direct', { path: ${JSON.stringify(privateFile)}, contentType: 'text/plain' }).catch(() => undefined);
+  testInfo.attachments.push({ name: 'forged', path: ${JSON.stringify(privateFile)}, contentType: 'text/plain' });
+  testInfo.attachments.push({ name: 'linked', path: testInfo.outputPath('link.txt'), contentType: 'text/plain' });
+});
+`;
+    try {
+      const { session, detail } = await runCheck(script);
+      expect(session.status, JSON.stringify(detail.error)).toBe('PASSED');
+      const refused = detail.artifacts.filter((artifact: { name: string }) => /^(forged|linked)/.test(artifact.name));
+      expect(refused.length).toBe(2);
+      for (const artifact of refused) expect(artifact).toMatchObject({ uploaded: false, error: expect.stringMatching(/not a file inside/) });
+      const stored: string[] = [];
+      for (const job of await readdir(service.artifactsDir)) {
+        for (const name of await readdir(join(service.artifactsDir, job))) stored.push((await readFile(join(service.artifactsDir, job, name))).toString('latin1'));
+      }
+      expect(stored.filter((content) => content.includes('AGENT-ONLY-CONTENT-4471'))).toEqual([]);
+    } finally {
+      await rm(privateDirectory, { recursive: true, force: true });
     }
   });
 

@@ -30,7 +30,11 @@ beforeAll(async () => {
   await scripts.start(captureLogger('script-jobs').logger);
 });
 
-afterAll(() => rm(directory, { recursive: true, force: true }));
+afterAll(async () => {
+  // Its warm sandboxes live in the directory: stopped first, or they write into it as it goes.
+  await scripts.stop();
+  await rm(directory, { recursive: true, force: true });
+});
 
 function job(overrides: Partial<Job>): Job {
   return {

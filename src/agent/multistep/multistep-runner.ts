@@ -12,6 +12,7 @@ import { InvalidSettingsError, OutpostError, ScriptError, ScriptMemoryError, Scr
 import type { ArtifactRef, Job, Result } from '../../protocol/agent-api.js';
 import { MultiStepSettingsSchema } from '../../protocol/multistep-settings.js';
 import { resultFrame } from '../result-frame.js';
+import { fileInside } from '../sandbox/contained-file.js';
 import { runSandboxed, type SandboxLimits, type SandboxRunOutcome } from '../sandbox/sandbox-process.js';
 import { sandboxEnvironment, startEnvironment, startsWarm } from '../sandbox/sandbox-environment.js';
 import type { SandboxIdentities } from '../sandbox/sandbox-user.js';
@@ -122,8 +123,8 @@ async function run(job: Job, agentId: string, context: MultiStepContext): Promis
         ...limits,
       });
     }
-    const report = await readReport(join(directory.root, 'report.json'));
-    return await judge(job, base, outcome, report, context);
+    const report = await readReport(join(directory.root, 'report.json'), directory.root);
+    return await judge(job, base, outcome, report, directory.root, context);
   } catch (error) {
     return errored(base, error, 0, []);
   } finally {
@@ -161,7 +162,10 @@ function playwrightConfig(root: string, timeoutMs: number, chromiumPath: string 
   return `// Written by the agent for one run; the check's script cannot change what was loaded.\nmodule.exports = ${JSON.stringify(config, null, 2)};\n`;
 }
 
-async function readReport(path: string): Promise<RunReport | undefined> {
+async function readReport(written: string, root: string): Promise<RunReport | undefined> {
+  // The script could have replaced the report with a link to any file the agent can read.
+  const path = await fileInside(written, root);
+  if (!path) return undefined;
   try {
     const { size } = await stat(path);
     if (size > REPORT_LIMIT_BYTES) {
@@ -180,6 +184,7 @@ async function judge(
   base: Result,
   outcome: SandboxRunOutcome,
   report: RunReport | undefined,
+  root: string,
   context: MultiStepContext,
 ): Promise<Result> {
   const scrub = context.scrub.text.bind(context.scrub);
@@ -203,7 +208,13 @@ async function judge(
   for (const [index, attachment] of report.attachments.entries()) {
     const extension = attachment.path.split('.').at(-1) ?? 'bin';
     const name = attachment.name === 'trace' ? (index === 0 ? 'trace.zip' : `trace-${index}.zip`) : `${attachment.name}-${index}.${extension}`;
-    artifacts.push(await context.upload(job, name, attachment.contentType, attachment.path));
+    // Attachment paths come from a report the script could write: only files of the job's own are taken.
+    const path = await fileInside(attachment.path, root);
+    artifacts.push(
+      path
+        ? await context.upload(job, name, attachment.contentType, path)
+        : { name, contentType: attachment.contentType, size: 0, uploaded: false, error: 'not a file inside the job\'s directory; not uploaded' },
+    );
   }
   const failed = !report.passed;
   const error = report.timedOut

@@ -4,14 +4,13 @@
  * secrets, and the uploader for the report and what the tests attached.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Logger } from '../../logging.js';
 import type { Job, Result } from '../../protocol/agent-api.js';
 import type { ArtifactUploader } from '../artifact-uploader.js';
 import type { AgentConfig } from '../config.js';
 import { prepareSandboxRoot } from '../multistep/job-directory.js';
+import { scrubAndUpload } from '../scrub-and-upload.js';
 import { secretValues, serviceSecrets } from '../sandbox/sandbox-environment.js';
 import { SandboxIdentities } from '../sandbox/sandbox-user.js';
 import type { ScrubberFactory } from '../script-jobs.js';
@@ -73,24 +72,7 @@ export class PlaywrightSuites {
       chromiumPath: existsSync(this.config.chromiumPath) ? this.config.chromiumPath : undefined,
       dependencyCache: this.config.dependencyCache,
       scrub: scrubber,
-      upload: async (name, contentType, path) => {
-        // The copy goes to a directory of the agent's own: in the job's, the suite could have
-        // left a link under the copy's name, and the agent would write through it.
-        const scratch = await mkdtemp(join(tmpdir(), 'outpost-scrubbed-'));
-        try {
-          const scrubbed = join(scratch, 'artifact');
-          try {
-            await scrubber.file(path, scrubbed, contentType);
-          } catch (error) {
-            // Not scrubbed is not sent; the other artifacts and the verdict still count.
-            this.uploader.failed('unreadable');
-            return { name, contentType, size: 0, uploaded: false, error: `could not be scrubbed: ${(error as Error).message}` };
-          }
-          return await this.uploader.upload(job.jobId, name, contentType, scrubbed, signal);
-        } finally {
-          await rm(scratch, { recursive: true, force: true });
-        }
-      },
+      upload: (name, contentType, path) => scrubAndUpload(scrubber, this.uploader, { jobId: job.jobId, name, contentType, path }, signal),
       signal,
     });
   }

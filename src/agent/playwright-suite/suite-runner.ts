@@ -7,7 +7,8 @@
  */
 import { existsSync } from 'node:fs';
 import { lstat, readFile, realpath, stat, writeFile } from 'node:fs/promises';
-import { extname, join, sep } from 'node:path';
+import { fileInside } from '../sandbox/contained-file.js';
+import { extname, join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import Value from 'typebox/value';
 import {
@@ -186,19 +187,6 @@ function finish(base: Result, error: unknown, durationMs: number, logs: Result['
   return errored(base, error, responseTime, logs);
 }
 
-/**
- * The real path of a file the sandbox wrote, when it is a regular file really
- * inside the job's directory (links resolved): the agent reads and uploads as
- * itself, so a link to another file, a FIFO or a device is never followed.
- */
-async function fileInside(path: string, root: string): Promise<string | undefined> {
-  try {
-    const [real, realRoot] = await Promise.all([realpath(path), realpath(root)]);
-    return real.startsWith(`${realRoot}${sep}`) && (await stat(real)).isFile() ? real : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 async function readReport(reportPath: string, root: string): Promise<SuiteReport | undefined> {
   if (!existsSync(reportPath) && !(await isLink(reportPath))) return undefined;
