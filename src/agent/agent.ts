@@ -73,10 +73,11 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const probes = new ProbeRegistry({ useOsDnsResolver: config.useOsDnsResolver });
   const client = new ServiceClient(config.apiUrl, config.apiKey);
   const reporter = new Reporter(client, logger, metrics);
+  const uploader = new ArtifactUploader(client, { metrics });
   const scripts = new ScriptJobs(
     config.sandbox,
     config.jobConcurrency,
-    new ArtifactUploader(client),
+    uploader,
     options.scrubbers ?? createJobScrubber,
     options.env ?? process.env,
   );
@@ -85,7 +86,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     config.sandbox,
     config.jobConcurrency,
     client,
-    new ArtifactUploader(client),
+    uploader,
     options.scrubbers ?? createJobScrubber,
     options.env ?? process.env,
   );
