@@ -170,8 +170,8 @@ async function main(): Promise<void> {
   const idle = await listProcesses({ uid: UID_BASE });
   const idleWarmMb = idle.reduce((sum, info) => sum + info.rssBytes, 0) / MB;
   const idleWarmPssMb = (await proportionalBytes(idle.map((info) => info.pid))) / MB;
-  // A warm job ends within one or two of the watchdog's 250 ms samples, so its reported peak can
-  // miss part of the sandbox; the idle warm sandbox is the same processes before the job, measured whole.
+  // The memory a run holds is the larger of its reported peak (sampled every 250 ms, and at once
+  // when a warm sandbox is handed its job) and the idle warm sandbox the next run will start in.
   const perRunMb = agentPeakMb + Math.max(sandboxPeakMb, idleWarmMb);
   console.log(`  agent peak RSS          ${agentPeakMb.toFixed(1)} MB`);
   console.log(`  sandbox peak (max)      ${sandboxPeakMb.toFixed(1)} MB RSS (all of one job's processes together, as the agent reports it)`);

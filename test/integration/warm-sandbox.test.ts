@@ -148,6 +148,8 @@ describe('warm sandboxes', () => {
       const cold = await runMultiStep(job(script), randomUUID(), context({ warm: false }));
       const warm = await runWarm(job(script));
       expect(comparable(warm)).toEqual(comparable(cold));
+      // Measured from the hand-over: the sandbox was already loaded, however short its job.
+      expect(warm.details.peakMemoryBytes).toBeGreaterThan(50 * 1024 * 1024);
       expect(JSON.stringify(warm)).not.toContain(SECRET);
     }
   });

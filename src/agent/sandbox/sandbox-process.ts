@@ -114,7 +114,7 @@ export async function superviseSandbox(sandbox: SandboxProcess, limits: SandboxL
   };
   const timer = setTimeout(() => end('timeout'), limits.timeoutMs);
   let watching = false;
-  const watchdog = setInterval(() => {
+  const sample = (): void => {
     if (watching) return;
     watching = true;
     void residentBytes(selector)
@@ -125,7 +125,10 @@ export async function superviseSandbox(sandbox: SandboxProcess, limits: SandboxL
       .finally(() => {
         watching = false;
       });
-  }, WATCH_INTERVAL_MS);
+  };
+  // At once too: a warm sandbox is already its full size, and its job may be over before the first interval.
+  sample();
+  const watchdog = setInterval(sample, WATCH_INTERVAL_MS);
   const onAbort = (): void => end('cancelled');
   limits.signal?.addEventListener('abort', onAbort, { once: true });
   if (limits.signal?.aborted) onAbort();
