@@ -6,13 +6,13 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { stripVTControlCharacters } from 'node:util';
 import Value from 'typebox/value';
 import { InvalidSettingsError, OutpostError, ScriptError, ScriptMemoryError, ScriptTimeoutError } from '../../errors/index.js';
 import type { ArtifactRef, Job, Result } from '../../protocol/agent-api.js';
 import { MultiStepSettingsSchema } from '../../protocol/multistep-settings.js';
 import { resultFrame } from '../result-frame.js';
 import { fileInside } from '../sandbox/contained-file.js';
+import { LogLines, truncateLine } from '../sandbox/log-lines.js';
 import { runSandboxed, type SandboxLimits, type SandboxRunOutcome } from '../sandbox/sandbox-process.js';
 import { sandboxEnvironment, startEnvironment, startsWarm } from '../sandbox/sandbox-environment.js';
 import type { SandboxIdentities } from '../sandbox/sandbox-user.js';
@@ -58,8 +58,6 @@ export interface ResultScrubber {
 
 const OUTPUT_LIMIT_BYTES = 1024 * 1024;
 const REPORT_LIMIT_BYTES = 64 * 1024 * 1024;
-const MAX_LOG_LINES = 1000;
-const MAX_LOG_LINE = 10_000;
 /** Playwright gets the budget; the sandbox is killed a little later, so a timeout is Playwright's to report. */
 const KILL_MARGIN_MS = 5000;
 
@@ -188,7 +186,7 @@ async function judge(
   context: MultiStepContext,
 ): Promise<Result> {
   const scrub = context.scrub.text.bind(context.scrub);
-  const logs = logLines(report, outcome, scrub);
+  const logs = logLines(report, outcome, context.scrub);
   const responseTime = Math.round(report?.durationMs ?? outcome.durationMs);
   if (outcome.killedFor === 'memory') {
     const limit = Math.round(context.memoryLimitBytes / 1024 / 1024);
@@ -234,30 +232,22 @@ async function judge(
     responseTime,
     hasFailures: failed,
     hasErrors: false,
-    error: error ? { code: error.code, message: truncate(error.message) } : null,
+    error: error ? { code: error.code, message: truncateLine(error.message) } : null,
     details: { steps, runtimeId: context.runtime.id, peakMemoryBytes: outcome.peakMemoryBytes },
     logs,
     artifacts,
   };
 }
 
-function logLines(report: RunReport | undefined, outcome: SandboxRunOutcome, scrub: (text: string) => string): Result['logs'] {
-  const time = new Date().toISOString();
-  const lines: Result['logs'] = [];
-  const add = (level: string, text: string) => {
-    for (const line of text.split('\n')) {
-      if (line.trim().length === 0) continue;
-      if (lines.length >= MAX_LOG_LINES) return;
-      lines.push({ time, level, message: truncate(scrub(stripVTControlCharacters(line))) });
-    }
-  };
-  for (const entry of report?.output ?? []) add(entry.stream === 'stderr' ? 'ERROR' : 'INFO', entry.text);
+function logLines(report: RunReport | undefined, outcome: SandboxRunOutcome, scrub: ResultScrubber): Result['logs'] {
+  const log = new LogLines(scrub);
+  for (const entry of report?.output ?? []) log.add(entry.stream === 'stderr' ? 'ERROR' : 'INFO', entry.text);
   // Without a report the runner's own output is all there is to say what went wrong.
-  if (!report || report.tests === 0) add('ERROR', outcome.stderr);
-  if (outcome.droppedBytes > 0 && lines.length < MAX_LOG_LINES) {
-    lines.push({ time, level: 'WARN', message: `${outcome.droppedBytes} bytes of output were dropped (limit ${OUTPUT_LIMIT_BYTES} per stream)` });
+  if (!report || report.tests === 0) log.add('ERROR', outcome.stderr);
+  if (outcome.droppedBytes > 0 && !log.full) {
+    log.add('WARN', `${outcome.droppedBytes} bytes of output were dropped (limit ${OUTPUT_LIMIT_BYTES} per stream)`);
   }
-  return lines;
+  return log.lines;
 }
 
 function lastLines(text: string): string | undefined {
@@ -265,9 +255,6 @@ function lastLines(text: string): string | undefined {
   return lines.length > 0 ? lines.slice(-5).join(' | ') : undefined;
 }
 
-function truncate(text: string): string {
-  return text.length > MAX_LOG_LINE ? `${text.slice(0, MAX_LOG_LINE - 1)}…` : text;
-}
 
 export function errored(base: Result, error: unknown, responseTime: number, logs: Result['logs']): Result {
   const described =
@@ -278,7 +265,7 @@ export function errored(base: Result, error: unknown, responseTime: number, logs
     responseTime,
     hasErrors: true,
     hasFailures: true,
-    error: { code: described.code, message: truncate(described.message) },
+    error: { code: described.code, message: truncateLine(described.message) },
     logs,
   };
 }

@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { lstat, readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import { fileInside } from '../sandbox/contained-file.js';
+import { LogLines, truncateLine } from '../sandbox/log-lines.js';
 import { extname, join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import Value from 'typebox/value';
@@ -52,8 +53,6 @@ export interface SuiteContext {
 
 const OUTPUT_LIMIT_BYTES = 1024 * 1024;
 const REPORT_LIMIT_BYTES = 64 * 1024 * 1024;
-const MAX_LOG_LINES = 1000;
-const MAX_LOG_LINE = 10_000;
 /** Every test of a big suite may attach a trace, screenshots and a video; a result lists this many. */
 const MAX_ARTIFACTS = 100;
 /** Agent settings an install needs; never a registry token, which the suite's code would see too. */
@@ -249,7 +248,7 @@ async function judge(
     hasErrors: false,
     // Tests that passed only on a retry: the suite passed, not cleanly.
     isDegraded: !verdictFailed && report.stats.flaky > 0,
-    error: verdictFailed ? { code: 'SCRIPT_FAILED', message: truncate(scrub(message)) } : null,
+    error: verdictFailed ? { code: 'SCRIPT_FAILED', message: truncateLine(scrub(message)) } : null,
     details: {
       engine: engine.engine,
       engineVersion: engine.version,
@@ -295,27 +294,9 @@ function artifactName(index: number, test: string, name: string, path: string): 
   return `${String(index + 1).padStart(2, '0')}-${slug}${extension}`;
 }
 
-class LogLines {
-  readonly lines: Result['logs'] = [];
-
-  constructor(private readonly scrub: ResultScrubber) {}
-
-  add(level: string, text: string): this {
-    const time = new Date().toISOString();
-    for (const line of text.split('\n')) {
-      if (line.trim().length === 0) continue;
-      if (this.lines.length >= MAX_LOG_LINES) break;
-      this.lines.push({ time, level, message: truncate(this.scrub.text(stripVTControlCharacters(line))) });
-    }
-    return this;
-  }
-}
 
 function lastLines(text: string): string | undefined {
   const lines = stripVTControlCharacters(text).split('\n').map((line) => line.trim()).filter(Boolean);
   return lines.length > 0 ? lines.slice(-5).join(' | ') : undefined;
 }
 
-function truncate(text: string): string {
-  return text.length > MAX_LOG_LINE ? `${text.slice(0, MAX_LOG_LINE - 1)}…` : text;
-}
