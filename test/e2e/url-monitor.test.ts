@@ -121,7 +121,8 @@ describe.each([
     });
     expect(session.status).toBe('DEGRADED');
     expect(session.results[0]).toMatchObject({ hasFailures: false, isDegraded: true, statusCode: 200 });
-    expect(session.results[0].responseTime).toBeGreaterThanOrEqual(400);
+    // The target's 400 ms timer counts from its event loop's cached clock: a few ms of slack.
+    expect(session.results[0].responseTime).toBeGreaterThanOrEqual(395);
   });
 
   it('records a FAILED session with the connection error when nothing listens', async () => {
