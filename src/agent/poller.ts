@@ -17,15 +17,13 @@ export interface PollerOptions {
   capacity: { uptime: number; script: number };
   /** Jobs this agent can take right now, per lane. */
   freeCapacity(): { uptime: number; script: number };
-  /** Resolves when capacity frees up (or the signal aborts). */
+  /** Resolves when capacity frees up, after a second at most, or when the signal aborts. */
   capacityFreed(signal: AbortSignal): Promise<void>;
   /** Hands claimed jobs over; the poller counts them as taken once this resolves. */
   accept(jobs: Job[]): Promise<void>;
   /** Called once after each accepted hello: the lane may start now. */
   onHello?(answer: HelloResponse): Promise<void>;
 }
-
-const FULL_LANE_WAIT_SECONDS = 1;
 
 /**
  * Says hello, then long-polls for as many jobs as there is room for. Never
@@ -70,15 +68,17 @@ export class Poller {
         await this.options.capacityFreed(signal);
         continue;
       }
+      // A long poll holds on to the room it asked for. While a lane is full, the
+      // claim does not wait at all, and the next one goes out as soon as a slot
+      // frees (or a second passes), asking for that lane's jobs too.
+      const aLaneIsFull = this.#aLaneIsFull(lanes);
       try {
         const { jobs } = await client.claim(
           {
             agentId: hello.agentId,
             max: Math.min(free, 100),
             lanes: { uptime: Math.max(0, lanes.uptime), script: Math.max(0, lanes.script) },
-            // A long poll holds on to the room it asked for: while a lane is full, a
-            // short wait lets the claim after a slot frees ask for that lane's jobs.
-            waitSeconds: this.#aLaneIsFull(lanes) ? Math.min(answer.maxWaitSeconds, FULL_LANE_WAIT_SECONDS) : answer.maxWaitSeconds,
+            waitSeconds: aLaneIsFull ? 0 : answer.maxWaitSeconds,
           },
           signal,
         );
@@ -89,6 +89,8 @@ export class Poller {
         if (jobs.length > 0) {
           for (const job of jobs) metrics.jobsClaimed.inc({ lane: laneOf(job.checkType) });
           await this.options.accept(jobs);
+        } else if (aLaneIsFull) {
+          await this.options.capacityFreed(signal);
         }
       } catch (error) {
         if (signal.aborted) return;

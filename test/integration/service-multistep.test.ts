@@ -460,7 +460,8 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
       const none = await claimWith({ uptime: 10, script: 0 });
       expect(none.status).toBe(200);
       expect(none.body.jobs).toEqual([]);
-      const one = await claimWith({ uptime: 0, script: 1 });
+      // As much uptime room as `max`: the script slot still gets its job.
+      const one = await claimWith({ uptime: 10, script: 1 });
       expect(one.body.jobs.map((job: Job) => job.checkType)).toEqual(['MULTI_STEP']);
       const rest = await claimWith({ uptime: 0, script: 5 });
       expect(rest.body.jobs).toHaveLength(1);

@@ -42,35 +42,44 @@ export interface ClaimQuery {
   leaseSeconds: number;
 }
 
-/** Leases up to `max` queued jobs the agent declared it can run, oldest first. */
+/**
+ * Leases up to `max` queued jobs the agent declared it can run, oldest first;
+ * with `lanes`, at most that many of each lane, so an agent with one free
+ * sandbox is not handed ten script jobs to sit on. One statement either way:
+ * every claim of a busy agent pays for it.
+ */
 export async function claimJobs(db: Database, query: ClaimQuery): Promise<Job[]> {
-  return db.transaction(async (tx) => {
-    if (!query.lanes) return claim(tx, query);
-    // Lane by lane, so an agent with one free sandbox is not handed ten script jobs to sit on.
-    const taken: Job[] = [];
-    for (const lane of ['uptime', 'script'] as const) {
-      const room = Math.min(query.lanes[lane], query.max - taken.length);
-      const checkTypes = query.checkTypes.filter((type) => laneOf(type as CheckType) === lane);
-      if (room <= 0 || checkTypes.length === 0) continue;
-      taken.push(...(await claim(tx, { ...query, checkTypes, max: room })));
-    }
-    return taken;
-  });
+  return db.transaction((tx) => claim(tx, query));
 }
 
 async function claim(db: Queryable, q: ClaimQuery): Promise<Job[]> {
+  const uptimeTypes = q.checkTypes.filter((type) => laneOf(type as CheckType) === 'uptime');
+  const scriptTypes = q.checkTypes.filter((type) => laneOf(type as CheckType) === 'script');
+  // Script room (a few sandboxes at most) is served first, so a full `max` of
+  // uptime room never crowds out the one script job an idle sandbox could take.
+  const scriptRoom = q.lanes ? Math.min(q.lanes.script, q.max) : q.max;
+  const uptimeRoom = q.lanes ? Math.min(q.lanes.uptime, q.max - scriptRoom) : q.max;
   const rows = await db.query<JobRow>(
-    `UPDATE jobs j SET state = 'leased', agent_id = $1::uuid,
-       claimed_by = CASE WHEN j.claimed_by ? $7::text THEN j.claimed_by ELSE j.claimed_by || to_jsonb($7::text) END,
-       lease_expires_at = now() + make_interval(secs => $2)
-     WHERE j.id IN (
-       SELECT id FROM jobs
-       WHERE private_location_id = $3 AND state = 'queued'
-         AND check_type = ANY($4::text[])
+    `WITH uptime AS (
+       SELECT id, scheduled_at FROM jobs
+       WHERE private_location_id = $3 AND state = 'queued' AND check_type = ANY($4::text[])
          AND (runtime_id IS NULL OR runtime_id = ANY($5::text[]))
-       ORDER BY scheduled_at, id LIMIT $6 FOR UPDATE SKIP LOCKED)
+       ORDER BY scheduled_at, id LIMIT $6 FOR UPDATE SKIP LOCKED
+     ), script AS (
+       SELECT id, scheduled_at FROM jobs
+       WHERE private_location_id = $3 AND state = 'queued' AND check_type = ANY($7::text[])
+         AND (runtime_id IS NULL OR runtime_id = ANY($5::text[]))
+       ORDER BY scheduled_at, id LIMIT $8 FOR UPDATE SKIP LOCKED
+     ), chosen AS (
+       SELECT id FROM (SELECT * FROM uptime UNION ALL SELECT * FROM script) lanes
+       ORDER BY scheduled_at, id LIMIT $9
+     )
+     UPDATE jobs j SET state = 'leased', agent_id = $1::uuid,
+       claimed_by = CASE WHEN j.claimed_by ? $10::text THEN j.claimed_by ELSE j.claimed_by || to_jsonb($10::text) END,
+       lease_expires_at = now() + make_interval(secs => $2)
+     WHERE j.id IN (SELECT id FROM chosen)
      RETURNING j.*`,
-    [q.agentId, q.leaseSeconds, q.privateLocationId, q.checkTypes, q.runtimes, q.max, q.agentId],
+    [q.agentId, q.leaseSeconds, q.privateLocationId, uptimeTypes, q.runtimes, Math.max(0, uptimeRoom), scriptTypes, Math.max(0, scriptRoom), q.max, q.agentId],
   );
   if (rows.length === 0) return [];
   await db.query(
