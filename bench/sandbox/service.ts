@@ -1,6 +1,7 @@
 /** The service's API and the agent's metrics, as the sandbox benchmark uses them. */
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { ApiClient } from '../../src/dev/api-client.js';
 
 const FINAL = new Set(['PASSED', 'FAILED', 'DEGRADED', 'TIMED_OUT', 'CANCELLED']);
 
@@ -11,26 +12,13 @@ export interface ResultDetail {
   details?: { peakMemoryBytes?: number };
 }
 
-export class ServiceApi {
+export class ServiceApi extends ApiClient {
   constructor(
     readonly base: string,
-    private readonly accountId: string,
-    private readonly apiKey: string,
-  ) {}
-
-  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(`${this.base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${this.apiKey}`,
-        'x-service-account': this.accountId,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-    return (text ? JSON.parse(text) : undefined) as T;
+    accountId: string,
+    apiKey: string,
+  ) {
+    super(base, accountId, apiKey);
   }
 
   /** Triggers one run of a check and waits for its session to end; answers the run's result. */
