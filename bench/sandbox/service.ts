@@ -1,7 +1,9 @@
 /** The service's API and the agent's metrics, as the sandbox benchmark uses them. */
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { ApiClient } from '../../src/dev/api-client.js';
+import { freePort, until } from '../uptime/processes.js';
+
+export { freePort, until };
 
 const FINAL = new Set(['PASSED', 'FAILED', 'DEGRADED', 'TIMED_OUT', 'CANCELLED']);
 
@@ -43,21 +45,7 @@ export async function histogramSum(health: string, name: string, checkType: stri
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
-export async function until(condition: () => Promise<boolean>, ms: number, what: string, everyMs = 100): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, everyMs));
-  }
-}
 
 /** Proportional set size of processes (shared pages divided among their users), in bytes, from smaps_rollup. */
 export async function proportionalBytes(pids: number[]): Promise<number> {

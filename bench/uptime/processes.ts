@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -54,5 +55,27 @@ export function jsonLine<T>(line: string): T | undefined {
     return JSON.parse(line) as T;
   } catch {
     return undefined;
+  }
+}
+
+/** A loopback port free right now, for a child process to listen on. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/**
+ * Polls every 100 ms by default: often enough to time a run of several seconds
+ * to a few percent, rarely enough that rendering /metrics costs the agent
+ * nothing worth measuring.
+ */
+export async function until(condition: () => Promise<boolean>, ms: number, what: string, everyMs = 100): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, everyMs));
   }
 }

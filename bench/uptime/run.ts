@@ -10,10 +10,10 @@
  *    measurement of requests it delays by a known amount.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { Client } from 'undici';
-import { jsonLine, peakRssMb, start, type Child } from './processes.js';
+import { ApiClient } from '../../src/dev/api-client.js';
+import { freePort, jsonLine, peakRssMb, start, until, type Child } from './processes.js';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 100);
 const BARE_REQUESTS = Number(process.env.BENCH_BARE_REQUESTS ?? 10_000);
@@ -26,28 +26,7 @@ const accountId = randomUUID();
 const apiKey = `bench_${randomUUID()}`;
 const children: Child[] = [];
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
-async function api<T>(base: string, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${apiKey}`,
-      'x-service-account': accountId,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return (text ? JSON.parse(text) : undefined) as T;
-}
 
 async function bareLoop(origin: string): Promise<number> {
   let next = 0;
@@ -74,25 +53,13 @@ async function metric(healthUrl: string, name: string): Promise<number> {
   return line ? Number(line.split(' ')[1]) : 0;
 }
 
-/**
- * Polls every 100 ms: often enough to time a run of several seconds to a few
- * percent, rarely enough that rendering /metrics costs the agent nothing
- * worth measuring.
- */
-async function until(condition: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
 
 /** Queues `count` runs: one session per check per trigger, at most 100 checks a call. */
-async function queueRuns(base: string, checkIds: string[], count: number): Promise<string[]> {
+async function queueRuns(api: ApiClient, checkIds: string[], count: number): Promise<string[]> {
   const sessions: string[] = [];
   while (sessions.length < count) {
     const batch = checkIds.slice(0, Math.min(100, count - sessions.length));
-    const answer = await api<{ sessions: { checkSessionId: string }[] }>(base, 'POST', '/v2/check-sessions/trigger', {
+    const answer = await api.call<{ sessions: { checkSessionId: string }[] }>('POST', '/v2/check-sessions/trigger', {
       target: { checkId: batch },
     });
     sessions.push(...answer.sessions.map((session) => session.checkSessionId));
@@ -100,10 +67,10 @@ async function queueRuns(base: string, checkIds: string[], count: number): Promi
   return sessions;
 }
 
-async function createChecks(base: string, slug: string, urls: string[]): Promise<string[]> {
+async function createChecks(api: ApiClient, slug: string, urls: string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const url of urls) {
-    const check = await api<{ id: string }>(base, 'POST', '/v1/checks/url', {
+    const check = await api.call<{ id: string }>('POST', '/v1/checks/url', {
       name: `bench ${ids.length}`,
       activated: false,
       privateLocations: [slug],
@@ -160,15 +127,16 @@ async function main(): Promise<void> {
   children.push(service);
   await service.waitFor((line) => (line.includes('service listening') ? true : undefined));
   const base = `http://127.0.0.1:${servicePort}`;
-  const location = await api<{ id: string; slugName: string }>(base, 'POST', '/v1/private-locations', {
+  const api = new ApiClient(base, accountId, apiKey);
+  const location = await api.call<{ id: string; slugName: string }>('POST', '/v1/private-locations', {
     name: 'Bench',
     slugName: 'bench',
   });
-  const { rawKey } = await api<{ rawKey: string }>(base, 'POST', `/v1/private-locations/${location.id}/keys`);
+  const { rawKey } = await api.call<{ rawKey: string }>('POST', `/v1/private-locations/${location.id}/keys`);
 
   // Throughput: jobs queued first, then an agent drains them.
-  const fastChecks = await createChecks(base, location.slugName, Array.from({ length: 100 }, () => `${origin}/fast`));
-  await queueRuns(base, fastChecks, PIPELINE_JOBS);
+  const fastChecks = await createChecks(api, location.slugName, Array.from({ length: 100 }, () => `${origin}/fast`));
+  await queueRuns(api, fastChecks, PIPELINE_JOBS);
   const agent = await startAgent(base, rawKey);
   const startedAt = performance.now();
   await until(async () => (await metric(agent.health, 'outpost_results_posted_total')) >= PIPELINE_JOBS, 600_000, 'results');
@@ -179,11 +147,11 @@ async function main(): Promise<void> {
   // Timing error: every run its own URL, so the target's record matches one result.
   const ids = Array.from({ length: TIMING_JOBS }, () => randomUUID());
   const delayedChecks = await createChecks(
-    base,
+    api,
     location.slugName,
     ids.map((id) => `${origin}/delay?ms=${TIMING_DELAY_MS}&id=${id}`),
   );
-  const sessions = await queueRunsOnce(base, delayedChecks);
+  const sessions = await queueRunsOnce(api, delayedChecks);
   await until(
     async () => (await metric(agent.health, 'outpost_results_posted_total')) >= PIPELINE_JOBS + TIMING_JOBS,
     600_000,
@@ -192,7 +160,7 @@ async function main(): Promise<void> {
   const handled = await (await fetch(`${origin}/stats`)).json() as Record<string, number>;
   const errors: number[] = [];
   for (const [index, sessionId] of sessions.entries()) {
-    const session = await api<{ results: { responseTime: number }[] }>(base, 'GET', `/v1/check-sessions/${sessionId}`);
+    const session = await api.call<{ results: { responseTime: number }[] }>('GET', `/v1/check-sessions/${sessionId}`);
     const reference = handled[ids[index]!];
     if (reference !== undefined && session.results[0]) errors.push(session.results[0].responseTime - reference);
   }
@@ -203,12 +171,10 @@ async function main(): Promise<void> {
   console.log(`  agent peak RSS        ${peakRssMb(agent.child.process.pid!).toFixed(1)} MB (target ≤ 150)`);
 }
 
-async function queueRunsOnce(base: string, checkIds: string[]): Promise<string[]> {
+async function queueRunsOnce(api: ApiClient, checkIds: string[]): Promise<string[]> {
   const sessions: string[] = [];
   for (let index = 0; index < checkIds.length; index += 100) {
-    const answer = await api<{ sessions: { checkSessionId: string; checkId: string }[] }>(
-      base,
-      'POST',
+    const answer = await api.call<{ sessions: { checkSessionId: string; checkId: string }[] }>('POST',
       '/v2/check-sessions/trigger',
       { target: { checkId: checkIds.slice(index, index + 100) } },
     );
