@@ -1,4 +1,4 @@
-import Type, { type TSchema } from 'typebox';
+import Type from 'typebox';
 import {
   dependencyPathProblem,
   MAX_DEPENDENCIES_TOTAL_CHARS,
@@ -9,20 +9,13 @@ import {
   type ScriptDependency,
 } from '../../protocol/multistep-settings.js';
 import { findRuntime, isSelectable, runtimeCatalog } from '../../runtimes/catalog.js';
-import { LocationSchema, RuntimeIdSchema } from '../schemas/common.js';
-import {
-  AlertChannelSubscriptionSchema,
-  AlertSettingsSchema,
-  RetryStrategySchema,
-  TriggerIncidentSchema,
-} from './alert-fields.js';
+import { RuntimeIdSchema } from '../schemas/common.js';
+import { listOrNull, orNull, ScriptCheckFields } from './script-check-fields.js';
 import { CheckCommonFields, updateSchemaFor, type CheckDefinition, type CheckTypeDefinition } from './common.js';
 import {
-  EnvironmentVariableSchema,
   environmentVariableProblems,
   jobVariables,
   keepMaskedSecrets,
-  MAX_ENVIRONMENT_VARIABLES,
   type EnvironmentVariable,
 } from './environment-variables.js';
 
@@ -36,15 +29,6 @@ const TIMEOUT_SECONDS = 240;
  */
 const BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 
-/**
- * A list the spec lets be null. A type array rather than anyOf, because ajv
- * fills no defaults under anyOf, and the items have defaults of their own.
- */
-const listOrNull = (items: TSchema, options: Record<string, unknown>) =>
-  Type.Optional(Type.Unsafe({ ...Type.Array(items, options), type: ['array', 'null'], default: [] }));
-const orNull = (schema: TSchema, options: Record<string, unknown> = {}) =>
-  Type.Optional(Type.Union([schema, Type.Null()], { default: null, ...options }));
-
 const createSchema = Type.Object({
   ...CheckCommonFields,
   checkType: Type.Optional(Type.Literal('MULTI_STEP', { default: 'MULTI_STEP' })),
@@ -53,21 +37,11 @@ const createSchema = Type.Object({
     maxLength: MAX_SCRIPT_CHARS,
     description: 'Node.js code driving a browser through the steps of the check',
   }),
-  locations: listOrNull(LocationSchema, { uniqueItems: true }),
-  privateLocations: listOrNull(Type.String({ maxLength: 50 }), { uniqueItems: true }),
-  description: orNull(Type.String({ maxLength: 500 })),
+  ...ScriptCheckFields,
   doubleCheck: Type.Optional(
     Type.Boolean({ default: true, deprecated: true, description: 'Deprecated: retryStrategy replaces it' }),
   ),
-  alertSettings: orNull(AlertSettingsSchema),
-  useGlobalAlertSettings: Type.Optional(Type.Boolean({ default: true })),
-  groupId: orNull(Type.Integer({ minimum: 1 })),
-  groupOrder: orNull(Type.Number({ minimum: 0 })),
   runtimeId: orNull(RuntimeIdSchema, { description: `null runs the check on ${DEFAULT_RUNTIME_ID}` }),
-  alertChannelSubscriptions: Type.Optional(Type.Array(AlertChannelSubscriptionSchema, { maxItems: 100, default: [] })),
-  retryStrategy: orNull(RetryStrategySchema),
-  triggerIncident: orNull(TriggerIncidentSchema),
-  environmentVariables: listOrNull(EnvironmentVariableSchema, { maxItems: MAX_ENVIRONMENT_VARIABLES }),
   scriptPath: Type.Optional(
     Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { description: 'Accepted and kept; never answered' }),
   ),

@@ -1,4 +1,4 @@
-import Type, { type TSchema } from 'typebox';
+import Type from 'typebox';
 import {
   codeBundlePath,
   CommandSchema,
@@ -11,29 +11,15 @@ import {
   type PlaywrightEngine,
   type PlaywrightSettings,
 } from '../../protocol/playwright-settings.js';
-import { LocationSchema } from '../schemas/common.js';
 import { getCodeBundle } from '../store/code-bundles.js';
-import {
-  AlertChannelSubscriptionSchema,
-  AlertSettingsSchema,
-  RetryStrategySchema,
-  TriggerIncidentSchema,
-} from './alert-fields.js';
+import { listOrNull, ScriptCheckFields } from './script-check-fields.js';
 import { CheckCommonFields, updateSchemaFor, type CheckDefinition, type CheckTypeDefinition } from './common.js';
 import {
-  EnvironmentVariableSchema,
   environmentVariableProblems,
   jobVariables,
   keepMaskedSecrets,
-  MAX_ENVIRONMENT_VARIABLES,
   type EnvironmentVariable,
 } from './environment-variables.js';
-
-/** As for multi-step checks: a type array rather than anyOf, so ajv fills the default. */
-const listOrNull = (items: TSchema, options: Record<string, unknown>) =>
-  Type.Optional(Type.Unsafe({ ...Type.Array(items, options), type: ['array', 'null'], default: [] }));
-const orNull = (schema: TSchema, options: Record<string, unknown> = {}) =>
-  Type.Optional(Type.Union([schema, Type.Null()], { default: null, ...options }));
 
 const createSchema = Type.Object({
   ...CheckCommonFields,
@@ -48,17 +34,7 @@ const createSchema = Type.Object({
   }),
   pwProjects: listOrNull(FilterListSchema.items, { ...filterOptions(), description: 'Playwright projects to run; [] runs all' }),
   pwTags: listOrNull(FilterListSchema.items, { ...filterOptions(), description: 'Run only tests with one of these tags (@smoke); [] runs all' }),
-  locations: listOrNull(LocationSchema, { uniqueItems: true }),
-  privateLocations: listOrNull(Type.String({ maxLength: 50 }), { uniqueItems: true }),
-  description: orNull(Type.String({ maxLength: 500 })),
-  alertSettings: orNull(AlertSettingsSchema),
-  useGlobalAlertSettings: Type.Optional(Type.Boolean({ default: true })),
-  groupId: orNull(Type.Integer({ minimum: 1 })),
-  groupOrder: orNull(Type.Number({ minimum: 0 })),
-  alertChannelSubscriptions: Type.Optional(Type.Array(AlertChannelSubscriptionSchema, { maxItems: 100, default: [] })),
-  retryStrategy: orNull(RetryStrategySchema),
-  triggerIncident: orNull(TriggerIncidentSchema),
-  environmentVariables: listOrNull(EnvironmentVariableSchema, { maxItems: MAX_ENVIRONMENT_VARIABLES }),
+  ...ScriptCheckFields,
 });
 
 function filterOptions(): Record<string, unknown> {
