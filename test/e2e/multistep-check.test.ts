@@ -17,10 +17,10 @@ import { secretSpellings, spellingsFound } from '../support/secret-spellings.js'
 import { startTestService, type TestService } from '../support/service.js';
 import { startTarget, type Target } from '../support/target.js';
 import { readZip } from '../support/zip.js';
+import { runToFinal } from '../support/sessions.js';
 
 const CHECK_SECRET = 's3cr3t:"quoted" & ü+plus';
 const OPERATOR_SECRET = 'db-Pa55-x9q7-operator';
-const FINAL = new Set(['PASSED', 'FAILED', 'DEGRADED', 'TIMED_OUT', 'CANCELLED']);
 
 const SCRIPT = `
 import { test, expect } from '@playwright/test';
@@ -102,16 +102,7 @@ describe('multi-step checks end to end', () => {
       ],
     });
     expect(created.status).toBe(201);
-    const triggered = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [created.body.id] } });
-    expect(triggered.status).toBe(201);
-    const sessionId = triggered.body.sessions[0].checkSessionId;
-    const session = await eventually(async () => {
-      const read = await service.api('GET', `/v1/check-sessions/${sessionId}`);
-      return FINAL.has(read.body.status) ? read.body : undefined;
-    }, 60_000, 'a final session');
-    const detail = await service.api('GET', new URL(session.results[0].checkResultLink).pathname);
-    expect(detail.status).toBe(200);
-    return { session, detail: detail.body };
+    return runToFinal(service, created.body.id, 60_000);
   }
 
   it('runs the script, reports its steps and logs scrubbed, and uploads a trace with no secret left in it', async () => {
@@ -226,13 +217,7 @@ test('pries', async () => {
       environmentVariables: [{ key: 'REDIS_GLOB', value: join(tmpdir(), 'outpost-redis-*') }],
     });
     expect(created.status).toBe(201);
-    const triggered = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [created.body.id] } });
-    const sessionId = triggered.body.sessions[0].checkSessionId;
-    const session = await eventually(async () => {
-      const read = await service.api('GET', `/v1/check-sessions/${sessionId}`);
-      return FINAL.has(read.body.status) ? read.body : undefined;
-    }, 60_000, 'a final session');
-    const detail = (await service.api('GET', new URL(session.results[0].checkResultLink).pathname)).body;
+    const { session, detail } = await runToFinal(service, created.body.id, 60_000);
     const lines: string[] = detail.logs.map((line: { message: string }) => line.message);
     expect(session.status, JSON.stringify(lines)).toBe('PASSED');
     const env = lines.find((line) => line.startsWith('env '))!.slice(4).split(',');

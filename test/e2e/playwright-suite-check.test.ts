@@ -13,11 +13,11 @@ import { defaultSandboxConfig } from '../../src/agent/config.js';
 import { eventually, startTestAgent, type TestAgent } from '../support/agent.js';
 import { DB_KINDS } from '../support/databases.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { runToFinal } from '../support/sessions.js';
 import { startTarget, type Target } from '../support/target.js';
 
 const FIXTURE = join(import.meta.dirname, '../fixtures/playwright-suite');
 const SECRET = 'e2e-suite-token-41d8';
-const FINAL = new Set(['PASSED', 'FAILED', 'DEGRADED', 'TIMED_OUT', 'CANCELLED']);
 
 describe('Playwright check suites end to end', () => {
   let service: TestService;
@@ -83,16 +83,7 @@ describe('Playwright check suites end to end', () => {
       ...extra,
     });
     expect(created.status).toBe(201);
-    const triggered = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [created.body.id] } });
-    expect(triggered.status).toBe(201);
-    const sessionId = triggered.body.sessions[0].checkSessionId;
-    const session = await eventually(async () => {
-      const read = await service.api('GET', `/v1/check-sessions/${sessionId}`);
-      return FINAL.has(read.body.status) ? read.body : undefined;
-    }, 240_000, 'a final session');
-    const detail = await service.api('GET', new URL(session.results[0].checkResultLink).pathname);
-    expect(detail.status).toBe(200);
-    return { session, detail: detail.body };
+    return runToFinal(service, created.body.id, 240_000);
   }
 
   it('runs every test of the bundle and stores each test, the report and the traces, with no secret in them', async () => {
