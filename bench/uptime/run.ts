@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Client } from 'undici';
 import { ApiClient } from '../../src/dev/api-client.js';
-import { freePort, jsonLine, peakRssMb, start, until, type Child } from './processes.js';
+import { childPids, cpuSeconds, freePort, jsonLine, peakRssMb, pidsNamed, start, until, type Child } from './processes.js';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 100);
 const BARE_REQUESTS = Number(process.env.BENCH_BARE_REQUESTS ?? 10_000);
@@ -85,7 +85,9 @@ async function createChecks(api: ApiClient, slug: string, urls: string[]): Promi
 
 async function startAgent(serviceUrl: string, key: string): Promise<{ child: Child; health: string }> {
   const port = await freePort();
-  const child = start(process.execPath, [CLI, 'agent'], {
+  // Options NODE_OPTIONS refuses (--cpu-prof, --heap-prof) go on the command line.
+  const nodeArgs = process.env.BENCH_AGENT_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = start(process.execPath, [...nodeArgs, CLI, 'agent'], {
     API_KEY: key,
     API_URL: serviceUrl,
     REDIS_URL: process.env.BENCH_REDIS_URL,
@@ -101,6 +103,28 @@ async function startAgent(serviceUrl: string, key: string): Promise<{ child: Chi
   return { child, health };
 }
 
+/**
+ * CPU time each group of processes used from now on, per unit of work, in µs.
+ * Groups are listed again at the end, so a PostgreSQL backend that started
+ * meanwhile counts in full; one that ended meanwhile is missing from it.
+ */
+function cpuMeter(groups: Record<string, () => number[]>): { perUnit(units: number): string } {
+  const before = new Map<number, number>();
+  for (const list of Object.values(groups)) for (const pid of list()) before.set(pid, cpuSeconds(pid));
+  return {
+    perUnit(units) {
+      let total = 0;
+      const parts = Object.entries(groups).map(([name, list]) => {
+        const seconds = list().reduce((sum, pid) => sum + Math.max(0, cpuSeconds(pid) - (before.get(pid) ?? 0)), 0);
+        const micros = (seconds / units) * 1e6;
+        total += micros;
+        return `${name} ${micros.toFixed(0)}`;
+      });
+      return `${parts.join(', ')}; all ${total.toFixed(0)} µs`;
+    },
+  };
+}
+
 const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -113,8 +137,10 @@ async function main(): Promise<void> {
   const origin = `http://127.0.0.1:${targetPort}`;
 
   console.log(`uptime benchmark: concurrency ${CONCURRENCY}, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`);
+  const bareCpu = cpuMeter({ loop: () => [process.pid], target: () => [target.process.pid!] });
   const bare = await bareLoop(origin);
   console.log(`  bare undici loop      ${bare.toFixed(0)} requests/s (${BARE_REQUESTS} requests)`);
+  console.log(`  CPU per request       ${bareCpu.perUnit(BARE_REQUESTS)}`);
 
   const servicePort = await freePort();
   const service = start(process.execPath, [CLI, 'service'], {
@@ -138,11 +164,19 @@ async function main(): Promise<void> {
   const fastChecks = await createChecks(api, location.slugName, Array.from({ length: 100 }, () => `${origin}/fast`));
   await queueRuns(api, fastChecks, PIPELINE_JOBS);
   const agent = await startAgent(base, rawKey);
+  const cpu = cpuMeter({
+    target: () => [target.process.pid!],
+    service: () => [service.process.pid!],
+    postgres: () => pidsNamed('postgres'),
+    agent: () => [agent.child.process.pid!],
+    'agent redis': () => childPids(agent.child.process.pid!),
+  });
   const startedAt = performance.now();
   await until(async () => (await metric(agent.health, 'outpost_results_posted_total')) >= PIPELINE_JOBS, 600_000, 'results');
   const pipeline = PIPELINE_JOBS / ((performance.now() - startedAt) / 1000);
   console.log(`  agent pipeline        ${pipeline.toFixed(0)} checks/s (${PIPELINE_JOBS} checks, claim → BullMQ → probe → result posted)`);
   console.log(`  pipeline / bare       ${((pipeline / bare) * 100).toFixed(1)} %   (target ≥ 50 % and ≥ 1000 checks/s)`);
+  console.log(`  CPU per check         ${cpu.perUnit(PIPELINE_JOBS)}`);
 
   // Timing error: every run its own URL, so the target's record matches one result.
   const ids = Array.from({ length: TIMING_JOBS }, () => randomUUID());

@@ -13,6 +13,7 @@ import { startEmbeddedRedis, type EmbeddedRedis } from './embedded-redis.js';
 import { executeJob } from './execute.js';
 import { startHealthServer } from './health-server.js';
 import { AgentMetrics } from './metrics.js';
+import { claimRoom } from './claim-room.js';
 import { Poller } from './poller.js';
 import { ProbeRegistry } from './probes/registry.js';
 import { Readiness } from './readiness.js';
@@ -159,9 +160,11 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     metrics,
     logger,
     capacity: hello.capacity,
+    // Uptime jobs are claimed ahead of free slots (UPTIME_PREFETCH) and wait in
+    // BullMQ; script jobs only for a slot that is free.
     freeCapacity: () => ({
-      uptime: config.uptimeConcurrency - claimed.uptime.size,
-      script: scriptCapacity - claimed.script.size,
+      uptime: claimRoom(claimed.uptime.size, config.uptimeConcurrency, config.uptimePrefetch),
+      script: claimRoom(claimed.script.size, scriptCapacity, 0),
     }),
     capacityFreed: (signal) => waitForFreedCapacity(capacity, signal),
     onHello: async (answer) => {

@@ -52,6 +52,10 @@ export const agentEnvSpecs = {
   }),
   JOB_CONCURRENCY: integer(1, 10)({ default: 1, desc: 'Script and browser jobs run at once (1-10)' }),
   UPTIME_CONCURRENCY: integer(1, 1000)({ default: 100, desc: 'URL, TCP, DNS and ICMP probes run at once (1-1000)' }),
+  UPTIME_PREFETCH: integer(0, 1000)({
+    default: undefined,
+    desc: 'Uptime jobs claimed ahead of a free slot, waiting in the queue (0-1000); default: UPTIME_CONCURRENCY',
+  }),
   AGENT_HEALTH_PORT: integer(0, 65535)({ default: 8081, desc: 'Port of /-/readiness, /-/liveness, /health, /metrics' }),
   LOG_LEVEL: upperChoice(LOG_LEVELS)({ default: 'INFO', desc: 'DEBUG, LOG, INFO, WARN or ERROR' }),
   USE_OS_DNS_RESOLVER: bool({
@@ -102,6 +106,8 @@ export interface AgentConfig {
   redisUrl: string | undefined;
   jobConcurrency: number;
   uptimeConcurrency: number;
+  /** Uptime jobs claimed beyond the running ones, so the queue never runs dry while a claim is on its way. */
+  uptimePrefetch: number;
   healthPort: number;
   logLevel: LogLevel;
   shutdownGraceMs: number;
@@ -129,6 +135,7 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     redisUrl: parsed.REDIS_URL,
     jobConcurrency: parsed.JOB_CONCURRENCY,
     uptimeConcurrency: parsed.UPTIME_CONCURRENCY,
+    uptimePrefetch: parsed.UPTIME_PREFETCH ?? parsed.UPTIME_CONCURRENCY,
     healthPort: parsed.AGENT_HEALTH_PORT,
     logLevel: parsed.LOG_LEVEL,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_SECONDS * 1000,

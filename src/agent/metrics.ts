@@ -36,7 +36,7 @@ export class AgentMetrics {
 
   readonly freeCapacity = new Gauge({
     name: 'outpost_free_capacity',
-    help: 'Jobs this agent could take now, by lane',
+    help: 'Jobs this agent would claim now, by lane (the uptime lane counts its backlog)',
     labelNames: ['lane'] as const,
     registers: [this.registry],
   });

@@ -15,7 +15,7 @@ export interface PollerOptions {
   logger: Logger;
   /** Jobs each lane runs at once; 0 for a lane this agent does not have. */
   capacity: { uptime: number; script: number };
-  /** Jobs this agent can take right now, per lane. */
+  /** Jobs to claim now, per lane (claimRoom): 0 while a lane is full or its backlog is still half there. */
   freeCapacity(): { uptime: number; script: number };
   /** Resolves when capacity frees up, after a second at most, or when the signal aborts. */
   capacityFreed(signal: AbortSignal): Promise<void>;
@@ -24,6 +24,9 @@ export interface PollerOptions {
   /** Called once after each accepted hello: the lane may start now. */
   onHello?(answer: HelloResponse): Promise<void>;
 }
+
+/** The most jobs one claim may ask for, of each lane and in all (the protocol's bound). */
+const MAX_CLAIM = 100;
 
 /**
  * Says hello, then long-polls for as many jobs as there is room for. Never
@@ -63,7 +66,8 @@ export class Poller {
       const lanes = this.options.freeCapacity();
       metrics.freeCapacity.set({ lane: 'uptime' }, lanes.uptime);
       metrics.freeCapacity.set({ lane: 'script' }, lanes.script);
-      const free = Math.max(0, lanes.uptime) + Math.max(0, lanes.script);
+      const ask = { uptime: Math.min(MAX_CLAIM, lanes.uptime), script: Math.min(MAX_CLAIM, lanes.script) };
+      const free = ask.uptime + ask.script;
       if (free <= 0) {
         await this.options.capacityFreed(signal);
         continue;
@@ -76,8 +80,8 @@ export class Poller {
         const { jobs } = await client.claim(
           {
             agentId: hello.agentId,
-            max: Math.min(free, 100),
-            lanes: { uptime: Math.max(0, lanes.uptime), script: Math.max(0, lanes.script) },
+            max: Math.min(free, MAX_CLAIM),
+            lanes: ask,
             waitSeconds: aLaneIsFull ? 0 : answer.maxWaitSeconds,
           },
           signal,

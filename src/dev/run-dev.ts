@@ -84,6 +84,7 @@ export async function runDev(
         redisUrl: env.REDIS_URL,
         jobConcurrency: 1,
         uptimeConcurrency: 100,
+        uptimePrefetch: 100,
         healthPort,
         logLevel,
         // Ctrl-C must bring everything down within a few seconds.

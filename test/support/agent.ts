@@ -26,6 +26,8 @@ export async function startTestAgent(
       useOsDnsResolver: false,
       sandbox: defaultSandboxConfig(),
       ...config,
+      // As loadAgentConfig: a backlog as large as the lane unless the test says otherwise.
+      uptimePrefetch: config.uptimePrefetch ?? config.uptimeConcurrency ?? 20,
       apiKey: new Secret(config.apiKey),
     },
     { logger, healthHost: '127.0.0.1', env },
