@@ -1,12 +1,11 @@
 /**
- * An undici connector that opens the connection itself, phase by phase, so a
- * probe can report how long name resolution, the TCP handshake and the TLS
- * handshake each took, and say precisely which one failed.
+ * Opens a probe's connection phase by phase, so a probe can report how long
+ * name resolution, the TCP handshake and the TLS handshake each took, and say
+ * precisely which one failed.
  */
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
-import type { buildConnector } from 'undici';
 import { resolveHost, type ResolvedAddress } from './host-resolver.js';
 import { ConnectError, TlsError } from '../../errors/index.js';
 
@@ -30,8 +29,16 @@ export interface TimedConnectorOptions {
   signal: AbortSignal;
 }
 
+/** Where to connect: a URL's hostname (IPv6 literals may keep their brackets), protocol and port ('' for the default). */
+export interface ConnectTarget {
+  hostname: string;
+  protocol: string;
+  port: string;
+}
+
 export interface TimedConnector {
-  readonly connect: buildConnector.connector;
+  /** Resolves with the connected (for https:, TLS-established) socket. */
+  open(target: ConnectTarget): Promise<net.Socket>;
   readonly phases: ConnectionPhases;
 }
 
@@ -41,23 +48,13 @@ export interface TimedConnector {
  */
 export function createTimedConnector(options: TimedConnectorOptions): TimedConnector {
   const phases: ConnectionPhases = { dns: null, tcp: null, tls: null, remoteAddress: null, remotePort: null };
-  const connect: buildConnector.connector = (target, callback) => {
-    open(target, options, phases).then(
-      (socket) => callback(null, socket),
-      (error: unknown) => callback(toError(error), null),
-    );
-  };
-  return { connect, phases };
+  return { open: (target) => open(target, options, phases), phases };
 }
 
-async function open(
-  target: buildConnector.Options,
-  options: TimedConnectorOptions,
-  phases: ConnectionPhases,
-): Promise<net.Socket> {
+async function open(target: ConnectTarget, options: TimedConnectorOptions, phases: ConnectionPhases): Promise<net.Socket> {
   const secure = target.protocol === 'https:';
   const port = target.port === '' ? (secure ? 443 : 80) : Number(target.port);
-  const hostname = target.hostname;
+  const hostname = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
 
   phases.remotePort = port;
   let started = performance.now();

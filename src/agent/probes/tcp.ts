@@ -154,16 +154,10 @@ async function runTcpProbe(
 /** The URL probe's connector, handed an IP literal so it skips its own lookup and only times the handshake. */
 function connect(address: string, port: number, signal: AbortSignal): Promise<net.Socket> {
   const connector = createTimedConnector({ ipFamily: net.isIPv6(address) ? 'IPv6' : 'IPv4', skipSSL: false, signal });
-  return new Promise((resolve, reject) => {
-    connector.connect({ hostname: address, protocol: 'tcp:', port: String(port) }, (error, socket) => {
-      if (error) {
-        reject(error);
-        return;
-      }
-      // Errors after the exchange (a late reset) must not go unhandled before the socket is destroyed.
-      socket.on('error', () => undefined);
-      resolve(socket);
-    });
+  return connector.open({ hostname: address, protocol: 'tcp:', port: String(port) }).then((socket) => {
+    // Errors after the exchange (a late reset) must not go unhandled before the socket is destroyed.
+    socket.on('error', () => undefined);
+    return socket;
   });
 }
 

@@ -4,8 +4,8 @@
  * gets, so nothing (connections, TLS sessions, DNS answers) is reused.
  */
 import { performance } from 'node:perf_hooks';
-import { Client } from 'undici';
-import type { Dispatcher } from 'undici';
+import { request as httpRequest, type ClientRequest } from 'node:http';
+import type { Duplex } from 'node:stream';
 import {
   HttpError,
   InvalidSettingsError,
@@ -132,7 +132,12 @@ function redirectTarget(hop: Hop): URL | null {
   return next;
 }
 
-/** One request on one fresh connection, closed before this returns whatever happens. */
+/**
+ * One request on one fresh connection, closed before this returns whatever
+ * happens. node:http rather than undici: a client per run is the point here,
+ * and undici's costs more CPU per run and builds an error, stack trace
+ * included, for every connection it closes (docs/performance.md).
+ */
 async function exchange(
   url: URL,
   request: UrlSettingsParsed['request'],
@@ -153,77 +158,73 @@ async function exchange(
     bodyTruncated: false,
   };
   hops.push(hop);
-  // Timeouts are the run's deadline, not undici's per-phase timers (0 disables them).
-  const client = new Client(url.origin, { connect: connector.connect, headersTimeout: 0, bodyTimeout: 0 });
+  let outgoing: ClientRequest | undefined;
   let onAbort = (): void => undefined;
-  let completed = false;
   try {
-    const answered = await new Promise<Hop>((resolve, reject) => {
-      onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+    return await new Promise<Hop>((resolve, reject) => {
+      let requestAt = 0;
+      let headersAt = 0;
+      let done = false;
+      const settle = (error?: Error): void => {
+        if (done) return;
+        done = true;
+        if (error) reject(error);
+        else {
+          hop.download = performance.now() - headersAt;
+          resolve(hop);
+        }
+      };
+      onAbort = () => settle(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
       signal.addEventListener('abort', onAbort, { once: true });
-      client.dispatch(
-        {
-          path: `${url.pathname}${url.search}`,
-          method: request.method,
-          headers: { 'user-agent': USER_AGENT, accept: '*/*' },
-          // Connection: close; the socket is not worth keeping and the server should know.
-          reset: true,
+      outgoing = httpRequest({
+        method: request.method,
+        path: `${url.pathname}${url.search}`,
+        // Connection: close; the socket is not worth keeping and the server should know.
+        headers: { host: url.host, 'user-agent': USER_AGENT, accept: '*/*', connection: 'close' },
+        setHost: false,
+        // No agent: with createConnection alone, node:http uses exactly this socket, once.
+        createConnection: (_options, ready: (error: Error | null, socket: Duplex) => void) => {
+          connector.open(url).then(
+            (socket) => {
+              // The request is written on this socket as soon as it is handed over.
+              requestAt = performance.now();
+              ready(null, socket);
+            },
+            (error: unknown) => ready(error instanceof Error ? error : new Error(String(error)), undefined as never),
+          );
+          return undefined;
         },
-        timingHandler(hop, resolve, reject),
-      );
+      });
+      outgoing.on('error', (error) => settle(error));
+      outgoing.on('response', (response) => {
+        headersAt = performance.now();
+        hop.firstByte = headersAt - requestAt;
+        hop.statusCode = response.statusCode ?? null;
+        hop.statusText = response.statusMessage ?? '';
+        hop.location = response.headers.location ?? null;
+        response.on('data', (chunk: Buffer) => {
+          hop.bodyBytes += chunk.length;
+          if (hop.bodyBytes > MAX_BODY_BYTES && !done) {
+            hop.bodyTruncated = true;
+            settle();
+          }
+        });
+        response.on('end', () => settle());
+        // The connection ended before the body did ('close' comes after 'end' otherwise).
+        response.on('error', (error) => settle(error));
+        response.on('close', () => settle(serverClosed()));
+      });
+      outgoing.end();
     });
-    completed = !hop.bodyTruncated;
-    return answered;
   } finally {
     signal.removeEventListener('abort', onAbort);
-    // A finished exchange closes quietly; destroy() builds an error (and its
-    // stack trace) for every call, which a thousand runs a second notice.
-    if (completed) await client.close();
-    else await client.destroy();
+    // Without an error: destroying builds nothing, and the socket is done with either way.
+    outgoing?.destroy();
   }
 }
 
-function timingHandler(hop: Hop, resolve: (hop: Hop) => void, reject: (error: Error) => void): Dispatcher.DispatchHandler {
-  let requestAt = 0;
-  let headersAt = 0;
-  let done = false;
-  const finish = (): void => {
-    if (done) return;
-    done = true;
-    hop.download = performance.now() - headersAt;
-    resolve(hop);
-  };
-  return {
-    onRequestStart() {
-      // Called as the request goes onto the freshly opened socket.
-      requestAt = performance.now();
-    },
-    onResponseStart(_controller, statusCode, headers, statusMessage) {
-      if (statusCode < 200) return; // informational (103 Early Hints); the real answer follows
-      headersAt = performance.now();
-      hop.firstByte = headersAt - requestAt;
-      hop.statusCode = statusCode;
-      hop.statusText = statusMessage ?? '';
-      const location = headers.location;
-      hop.location = (Array.isArray(location) ? location[0] : location) ?? null;
-    },
-    onResponseData(controller, chunk) {
-      hop.bodyBytes += chunk.length;
-      if (hop.bodyBytes > MAX_BODY_BYTES && !done) {
-        hop.bodyTruncated = true;
-        finish();
-        controller.abort(new Error('response body cap reached'));
-      }
-    },
-    onResponseEnd() {
-      finish();
-    },
-    onResponseError(_controller, error) {
-      if (done) return; // the body cap abort lands here after the hop is already complete
-      done = true;
-      reject(error);
-    },
-  };
+function serverClosed(): Error {
+  return Object.assign(new Error('the server closed the connection'), { code: 'ECONNRESET' });
 }
 
 function judge(settings: UrlSettingsParsed, final: Hop, hops: Hop[], elapsed: number): ProbeOutcome {
@@ -275,9 +276,9 @@ function describeFailure(error: unknown, request: string, deadline: AbortSignal,
     return { code: 'CANCELLED', message: 'The run was cancelled before it finished' };
   }
   if (error instanceof OutpostError) return error.toJSON();
-  // Past the connector, what is left is undici failing the exchange itself.
+  // Past the connector, what is left is node:http failing the exchange itself.
   const code: unknown = error instanceof Error ? (error as Error & { code?: unknown }).code : undefined;
-  if (code === 'UND_ERR_SOCKET') {
+  if (code === 'ECONNRESET') {
     return new HttpError(`${request}: the server closed the connection before the response was complete`).toJSON();
   }
   const message = error instanceof Error ? error.message : String(error);
