@@ -3,7 +3,8 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  // test/fixtures/scripts and playwright-suite are customers' check code, run by a runtime or engine, not project code.
+  // test/fixtures/scripts and playwright-suite are customers' check code, run by a runtime or engine, not project code;
+  // test/fixtures/probe-threads are stand-in thread scripts, plain JavaScript a Worker loads as they are.
   {
     ignores: [
       'dist/',
@@ -12,6 +13,7 @@ export default tseslint.config(
       'runtimes/*/node_modules/',
       'test/fixtures/scripts/',
       'test/fixtures/playwright-suite/',
+      'test/fixtures/probe-threads/',
     ],
   },
   js.configs.recommended,

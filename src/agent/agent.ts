@@ -10,12 +10,11 @@ import { VERSION } from '../version.js';
 import { sleep, within } from './backoff.js';
 import type { AgentConfig } from './config.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './embedded-redis.js';
-import { executeJob } from './execute.js';
 import { startHealthServer } from './health-server.js';
 import { AgentMetrics } from './metrics.js';
 import { claimRoom } from './claim-room.js';
 import { Poller } from './poller.js';
-import { ProbeRegistry } from './probes/registry.js';
+import { createUptimeRunner } from './uptime-runner.js';
 import { Readiness } from './readiness.js';
 import { Reporter } from './reporter.js';
 import { ServiceClient } from './service-client.js';
@@ -53,9 +52,15 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const health = await startHealthServer(config.healthPort, readiness, metrics, options.healthHost);
   logger.info({ agentId, version: VERSION, healthPort: health.port }, 'agent starting');
 
+  const probes = createUptimeRunner(
+    config.uptimeThreads,
+    { agentId, probes: { useOsDnsResolver: config.useOsDnsResolver } },
+    (error) => logger.error(`${error.message}; a new probe thread took its place`),
+  );
   let embedded: EmbeddedRedis | undefined;
   let redis: Redis | undefined;
   try {
+    await probes.start();
     if (!config.redisUrl) {
       embedded = await startEmbeddedRedis();
       logger.info('started an embedded redis-server (REDIS_URL is not set)');
@@ -67,11 +72,11 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   } catch (error) {
     redis?.disconnect();
     await embedded?.stop();
+    await probes.close();
     await health.close();
     throw error;
   }
 
-  const probes = new ProbeRegistry({ useOsDnsResolver: config.useOsDnsResolver });
   const client = new ServiceClient(config.apiUrl, config.apiKey);
   const reporter = new Reporter(client, logger, metrics);
   const uploader = new ArtifactUploader(client, { metrics });
@@ -111,7 +116,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         ? await suites.run(job, agentId, abort.signal)
         : laneOf(job.checkType) === 'script'
         ? await scripts.run(job, agentId, abort.signal)
-        : await executeJob(probes, job, agentId, abort.signal);
+        : await probes.run(job, abort.signal);
       stopTimer();
       if (abort.signal.reason === SHUTDOWN) {
         await client.release(job.jobId, agentId, 'agent shut down before the job finished').catch(() => undefined);
@@ -203,6 +208,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       }
       await reporter.flush(Math.max(1000, Math.min(config.shutdownGraceMs, 10_000)));
       await scripts.stop();
+      await probes.close();
       await within(5000, Promise.all([lanes.uptime.close(), lanes.script.close()]));
       redis.disconnect();
       await embedded?.stop();

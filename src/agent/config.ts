@@ -56,6 +56,10 @@ export const agentEnvSpecs = {
     default: undefined,
     desc: 'Uptime jobs claimed ahead of a free slot, waiting in the queue (0-1000); default: UPTIME_CONCURRENCY',
   }),
+  UPTIME_THREADS: integer(0, 16)({
+    default: 1,
+    desc: 'Worker threads the uptime probes run on, apart from the queue and the service calls (0-16; 0: the main thread)',
+  }),
   AGENT_HEALTH_PORT: integer(0, 65535)({ default: 8081, desc: 'Port of /-/readiness, /-/liveness, /health, /metrics' }),
   LOG_LEVEL: upperChoice(LOG_LEVELS)({ default: 'INFO', desc: 'DEBUG, LOG, INFO, WARN or ERROR' }),
   USE_OS_DNS_RESOLVER: bool({
@@ -108,6 +112,8 @@ export interface AgentConfig {
   uptimeConcurrency: number;
   /** Uptime jobs claimed beyond the running ones, so the queue never runs dry while a claim is on its way. */
   uptimePrefetch: number;
+  /** Worker threads the probes run on; 0: the main thread. */
+  uptimeThreads: number;
   healthPort: number;
   logLevel: LogLevel;
   shutdownGraceMs: number;
@@ -136,6 +142,7 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     jobConcurrency: parsed.JOB_CONCURRENCY,
     uptimeConcurrency: parsed.UPTIME_CONCURRENCY,
     uptimePrefetch: parsed.UPTIME_PREFETCH ?? parsed.UPTIME_CONCURRENCY,
+    uptimeThreads: parsed.UPTIME_THREADS,
     healthPort: parsed.AGENT_HEALTH_PORT,
     logLevel: parsed.LOG_LEVEL,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_SECONDS * 1000,

@@ -85,6 +85,7 @@ export async function runDev(
         jobConcurrency: 1,
         uptimeConcurrency: 100,
         uptimePrefetch: 100,
+        uptimeThreads: 1,
         healthPort,
         logLevel,
         // Ctrl-C must bring everything down within a few seconds.

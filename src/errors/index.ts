@@ -9,6 +9,7 @@ export { ConflictError } from './conflict-error.js';
 export { InvalidSettingsError } from './invalid-settings-error.js';
 export { UnsupportedCheckTypeError } from './unsupported-check-type-error.js';
 export { ProbeTimeoutError } from './probe-timeout-error.js';
+export { ProbeThreadError } from './probe-thread-error.js';
 export { DnsError } from './dns-error.js';
 export { ConnectError } from './connect-error.js';
 export { TlsError } from './tls-error.js';

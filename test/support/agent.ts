@@ -20,6 +20,7 @@ export async function startTestAgent(
       redisUrl: undefined,
       jobConcurrency: 1,
       uptimeConcurrency: 20,
+      uptimeThreads: 1,
       healthPort: 0,
       logLevel: 'DEBUG',
       shutdownGraceMs: 5000,
