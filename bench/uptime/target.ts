@@ -6,12 +6,23 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const handled = new Map<string, number>();
+// The target's own lateness: a request it notices late is timed short, and counts as the agent's error.
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+loopDelay.enable();
 
 const server = createServer((request, response) => {
   const received = performance.now();
   const url = new URL(request.url ?? '/', 'http://target');
+  if (url.pathname === '/loop-delay') {
+    const ms = (ns: number) => ns / 1e6;
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)) }));
+    if (url.searchParams.has('reset')) loopDelay.reset();
+    return;
+  }
   if (url.pathname === '/stats') {
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify(Object.fromEntries(handled)));

@@ -52,7 +52,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const health = await startHealthServer(config.healthPort, readiness, metrics, options.healthHost);
   logger.info({ agentId, version: VERSION, healthPort: health.port }, 'agent starting');
 
-  const probes = createUptimeRunner(
+  const probes = await createUptimeRunner(
     config.uptimeThreads,
     { agentId, probes: { useOsDnsResolver: config.useOsDnsResolver } },
     (error) => logger.error(`${error.message}; a new probe thread took its place`),

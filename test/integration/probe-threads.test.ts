@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { InProcessProbes } from '../../src/agent/in-process-probes.js';
 import { ProbeThreads } from '../../src/agent/probe-threads/probe-threads.js';
+import { createUptimeRunner } from '../../src/agent/uptime-runner.js';
 import type { Job } from '../../src/protocol/agent-api.js';
 
 const AGENT_ID = '00000000-0000-4000-8000-000000000001';
@@ -97,5 +99,19 @@ describe('probe threads', () => {
     cleanup.push(() => pool.close());
     await expect(pool.start()).rejects.toThrow(/cannot load the probes/);
     expect(lost).toHaveLength(0);
+  });
+
+  it('run on the main thread instead with UPTIME_THREADS=0, with the same results', async () => {
+    const origin = await server((_request, response) => response.writeHead(204).end());
+    const data = { agentId: AGENT_ID, probes: { useOsDnsResolver: false } };
+    const inline = await createUptimeRunner(0, data, () => undefined);
+    const threaded = await createUptimeRunner(1, data, () => undefined);
+    cleanup.push(() => inline.close(), () => threaded.close());
+    expect(inline).toBeInstanceOf(InProcessProbes);
+    expect(threaded).toBeInstanceOf(ProbeThreads);
+    await Promise.all([inline.start(), threaded.start()]);
+    expect(inline.checkTypes()).toEqual(threaded.checkTypes());
+    const result = await inline.run(urlJob(`${origin}/`), new AbortController().signal);
+    expect(result).toMatchObject({ agentId: AGENT_ID, jobId: 'job-1', statusCode: 204, hasErrors: false });
   });
 });
