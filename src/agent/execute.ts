@@ -25,6 +25,11 @@ export async function executeJob(
     outcome = failedOutcome(error, performance.now() - started);
   }
   if (job.settings.shouldFail === true) outcome = invert(outcome);
+  return resultOf(job, agentId, startedAt, outcome, signal.aborted);
+}
+
+/** The Result of an uptime run that started at `startedAt` and ends now with `outcome`. */
+export function resultOf(job: Job, agentId: string, startedAt: Date, outcome: ProbeOutcome, aborted: boolean): Result {
   return {
     ...resultFrame(job, agentId, startedAt),
     stoppedAt: new Date().toISOString(),
@@ -32,7 +37,7 @@ export async function executeJob(
     hasErrors: outcome.hasErrors,
     hasFailures: outcome.hasFailures,
     isDegraded: outcome.isDegraded,
-    aborted: signal.aborted,
+    aborted,
     isCancelled: false,
     error: outcome.error,
     timings: outcome.timings,

@@ -9,7 +9,7 @@ import { ProbeThreadError } from '../../errors/index.js';
 import type { Job, Result } from '../../protocol/agent-api.js';
 import type { CheckType } from '../../protocol/enums.js';
 import { erroredOutcome } from '../probes/probe.js';
-import { resultFrame } from '../result-frame.js';
+import { resultOf } from '../execute.js';
 import type { UptimeRunner } from '../uptime-runner.js';
 import type { FromProbeThread, ProbeThreadData, ToProbeThread } from './messages.js';
 
@@ -141,14 +141,7 @@ export class ProbeThreads implements UptimeRunner {
 
 function lostResult(job: Job, agentId: string, startedAt: Date, error: ProbeThreadError): Result {
   const outcome = erroredOutcome(error.toJSON(), Date.now() - startedAt.getTime(), null, {});
-  return {
-    ...resultFrame(job, agentId, startedAt),
-    stoppedAt: new Date().toISOString(),
-    responseTime: outcome.responseTime,
-    hasErrors: outcome.hasErrors,
-    hasFailures: outcome.hasFailures,
-    error: outcome.error,
-  };
+  return resultOf(job, agentId, startedAt, outcome, false);
 }
 
 function startProbeWorker(data: ProbeThreadData): Worker {
