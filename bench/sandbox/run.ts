@@ -12,7 +12,6 @@
  *    reported (details.peakMemoryBytes), and what idle warm sandboxes hold.
  */
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { listProcesses } from '../../src/agent/sandbox/process-tree.js';
 import { runtimePaths } from '../../src/runtimes/installed.js';
-import { peakRssMb, start, type Child } from '../uptime/processes.js';
+import { peakRssMb, start, startBenchService, type Child } from '../uptime/processes.js';
 import { cliProject, SPEC } from './spec.js';
 import { histogramSum, proportionalBytes, ServiceApi, freePort, until } from './service.js';
 
@@ -99,21 +98,8 @@ async function main(): Promise<void> {
   console.log(`  npx playwright test     median ${median(cli).toFixed(0)} ms wall, range ${range(cli)} ms`);
   console.log(`  node cli.js test        median ${median(direct).toFixed(0)} ms wall, range ${range(direct)} ms (no npm)`);
 
-  const accountId = randomUUID();
-  const apiKey = `bench_${randomUUID()}`;
-  const servicePort = await freePort();
-  const service = start(process.execPath, [CLI, 'service'], {
-    PORT: String(servicePort),
-    HOST: '127.0.0.1',
-    BOOTSTRAP_ACCOUNT_ID: accountId,
-    BOOTSTRAP_API_KEY: apiKey,
-    LOG_LEVEL: 'INFO',
-  });
-  children.push(service);
-  await service.waitFor((line) => (line.includes('service listening') ? true : undefined));
-  const api = new ServiceApi(`http://127.0.0.1:${servicePort}`, accountId, apiKey);
-  const location = await api.call<{ id: string; slugName: string }>('POST', '/v1/private-locations', { name: 'Bench', slugName: 'bench' });
-  const { rawKey } = await api.call<{ rawKey: string }>('POST', `/v1/private-locations/${location.id}/keys`);
+  const { base, accountId, apiKey, location, rawKey } = await startBenchService(CLI, children);
+  const api = new ServiceApi(base, accountId, apiKey);
 
   const sandboxDir = await mkdtemp(join(tmpdir(), 'outpost-bench-sandboxes-'));
   cleanups.push(() => rm(sandboxDir, { recursive: true, force: true }));

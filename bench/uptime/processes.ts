@@ -1,7 +1,9 @@
 import { createServer } from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
+import { ApiClient } from '../../src/dev/api-client.js';
 
 export interface Child {
   process: ChildProcess;
@@ -116,4 +118,38 @@ export function childPids(pid: number): number[] {
   } catch {
     return [];
   }
+}
+
+export interface BenchService {
+  child: Child;
+  base: string;
+  accountId: string;
+  apiKey: string;
+  location: { id: string; slugName: string };
+  /** The private location key an agent of the location uses. */
+  rawKey: string;
+}
+
+/** The real service (`outpost service`) on a free loopback port, with an account, a location and its key. */
+export async function startBenchService(cli: string, children: Child[]): Promise<BenchService> {
+  const accountId = randomUUID();
+  const apiKey = `bench_${randomUUID()}`;
+  const port = await freePort();
+  const child = start(process.execPath, [cli, 'service'], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BOOTSTRAP_ACCOUNT_ID: accountId,
+    BOOTSTRAP_API_KEY: apiKey,
+    LOG_LEVEL: 'INFO',
+  });
+  children.push(child);
+  await child.waitFor((line) => (line.includes('service listening') ? true : undefined));
+  const base = `http://127.0.0.1:${port}`;
+  const api = new ApiClient(base, accountId, apiKey);
+  const location = await api.call<{ id: string; slugName: string }>('POST', '/v1/private-locations', {
+    name: 'Bench',
+    slugName: 'bench',
+  });
+  const { rawKey } = await api.call<{ rawKey: string }>('POST', `/v1/private-locations/${location.id}/keys`);
+  return { child, base, accountId, apiKey, location, rawKey };
 }

@@ -13,7 +13,18 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Client } from 'undici';
 import { ApiClient } from '../../src/dev/api-client.js';
-import { childPids, cpuSeconds, freePort, jsonLine, peakRssMb, pidsNamed, start, until, type Child } from './processes.js';
+import {
+  childPids,
+  cpuSeconds,
+  freePort,
+  jsonLine,
+  peakRssMb,
+  pidsNamed,
+  start,
+  startBenchService,
+  until,
+  type Child,
+} from './processes.js';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 100);
 const BARE_REQUESTS = Number(process.env.BENCH_BARE_REQUESTS ?? 10_000);
@@ -22,8 +33,6 @@ const TIMING_JOBS = Number(process.env.BENCH_TIMING_JOBS ?? 1000);
 const TIMING_DELAY_MS = Number(process.env.BENCH_TIMING_DELAY_MS ?? 50);
 const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
 
-const accountId = randomUUID();
-const apiKey = `bench_${randomUUID()}`;
 const children: Child[] = [];
 
 
@@ -142,23 +151,8 @@ async function main(): Promise<void> {
   console.log(`  bare undici loop      ${bare.toFixed(0)} requests/s (${BARE_REQUESTS} requests)`);
   console.log(`  CPU per request       ${bareCpu.perUnit(BARE_REQUESTS)}`);
 
-  const servicePort = await freePort();
-  const service = start(process.execPath, [CLI, 'service'], {
-    PORT: String(servicePort),
-    HOST: '127.0.0.1',
-    BOOTSTRAP_ACCOUNT_ID: accountId,
-    BOOTSTRAP_API_KEY: apiKey,
-    LOG_LEVEL: 'INFO',
-  });
-  children.push(service);
-  await service.waitFor((line) => (line.includes('service listening') ? true : undefined));
-  const base = `http://127.0.0.1:${servicePort}`;
+  const { child: service, base, accountId, apiKey, location, rawKey } = await startBenchService(CLI, children);
   const api = new ApiClient(base, accountId, apiKey);
-  const location = await api.call<{ id: string; slugName: string }>('POST', '/v1/private-locations', {
-    name: 'Bench',
-    slugName: 'bench',
-  });
-  const { rawKey } = await api.call<{ rawKey: string }>('POST', `/v1/private-locations/${location.id}/keys`);
 
   // Throughput: jobs queued first, then an agent drains them.
   const fastChecks = await createChecks(api, location.slugName, Array.from({ length: 100 }, () => `${origin}/fast`));
