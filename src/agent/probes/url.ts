@@ -190,6 +190,7 @@ async function exchange(
               requestAt = performance.now();
               ready(null, socket);
             },
+            // With an error node:http never looks at the socket; its type just has no room for none.
             (error: unknown) => ready(error instanceof Error ? error : new Error(String(error)), undefined as never),
           );
           return undefined;
