@@ -23,7 +23,7 @@ const send = (message: FromProbeThread): void => port.postMessage(message);
  * all the others, and be timed that much too long; started one per turn of
  * the event loop, the I/O of those already running is seen between starts.
  */
-const waiting: { id: number; job: Job }[] = [];
+const waiting: { id: number; job: Job; abort: AbortController }[] = [];
 let scheduled = false;
 
 function startNext(): void {
@@ -31,10 +31,9 @@ function startNext(): void {
   const next = waiting.shift();
   if (next === undefined) return;
   if (waiting.length > 0) schedule();
-  const abort = controllers.get(next.id)!;
   // executeJob never rejects: whatever went wrong is in the result. A job
   // cancelled while it waited runs with its signal already aborted.
-  void executeJob(probes, next.job, agentId, abort.signal).then((result) => {
+  void executeJob(probes, next.job, agentId, next.abort.signal).then((result) => {
     controllers.delete(next.id);
     send({ type: 'result', id: next.id, result });
   });
@@ -51,8 +50,9 @@ port.on('message', (message: ToProbeThread) => {
     controllers.get(message.id)?.abort();
     return;
   }
-  controllers.set(message.id, new AbortController());
-  waiting.push({ id: message.id, job: message.job });
+  const abort = new AbortController();
+  controllers.set(message.id, abort);
+  waiting.push({ id: message.id, job: message.job, abort });
   schedule();
 });
 send({ type: 'ready', checkTypes: probes.checkTypes() });
