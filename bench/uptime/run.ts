@@ -31,6 +31,7 @@ const BARE_REQUESTS = Number(process.env.BENCH_BARE_REQUESTS ?? 10_000);
 const PIPELINE_JOBS = Number(process.env.BENCH_PIPELINE_JOBS ?? 10_000);
 const TIMING_JOBS = Number(process.env.BENCH_TIMING_JOBS ?? 1000);
 const TIMING_DELAY_MS = Number(process.env.BENCH_TIMING_DELAY_MS ?? 50);
+const REST_TIMING_JOBS = Number(process.env.BENCH_REST_TIMING_JOBS ?? 200);
 const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
 
 const children: Child[] = [];
@@ -54,6 +55,35 @@ async function bareLoop(origin: string): Promise<number> {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   return BARE_REQUESTS / ((performance.now() - started) / 1000);
+}
+
+/**
+ * The bare client's own timing error: undici, a fresh connection each, timed
+ * from before the client exists to the end of the body, against the target's
+ * figure for the same request. The floor any agent's figure sits on here.
+ */
+async function bareTimingError(origin: string, concurrency: number, count: number): Promise<number[]> {
+  const ids = Array.from({ length: count }, () => randomUUID());
+  const measured = new Map<string, number>();
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const id = ids[next]!;
+      next += 1;
+      const started = performance.now();
+      const client = new Client(origin);
+      try {
+        const response = await client.request({ path: `/delay?ms=${TIMING_DELAY_MS}&id=${id}`, method: 'GET' });
+        await response.body.dump();
+        measured.set(id, performance.now() - started);
+      } finally {
+        await client.close();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const handled = (await (await fetch(`${origin}/stats`)).json()) as Record<string, number>;
+  return ids.filter((id) => handled[id] !== undefined).map((id) => measured.get(id)! - handled[id]!);
 }
 
 async function metric(healthUrl: string, name: string): Promise<number> {
@@ -150,6 +180,13 @@ async function main(): Promise<void> {
   const bare = await bareLoop(origin);
   console.log(`  bare undici loop      ${bare.toFixed(0)} requests/s (${BARE_REQUESTS} requests)`);
   console.log(`  CPU per request       ${bareCpu.perUnit(BARE_REQUESTS)}`);
+  const bareLoaded = await bareTimingError(origin, CONCURRENCY, TIMING_JOBS);
+  const bareAtRest = await bareTimingError(origin, 1, REST_TIMING_JOBS);
+  console.log(
+    `  bare timing error     p50 ${quantile(bareLoaded, 0.5).toFixed(3)} / p99 ${quantile(bareLoaded, 0.99).toFixed(3)} ms ` +
+      `${CONCURRENCY} at a time; p50 ${quantile(bareAtRest, 0.5).toFixed(3)} / p99 ${quantile(bareAtRest, 0.99).toFixed(3)} ms ` +
+      `one at a time (undici, delayed ${TIMING_DELAY_MS} ms)`,
+  );
 
   const { child: service, base, accountId, apiKey, location, rawKey } = await startBenchService(CLI, children);
   const api = new ApiClient(base, accountId, apiKey);
