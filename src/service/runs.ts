@@ -1,9 +1,12 @@
 import type { RunSource } from '../protocol/enums.js';
+import { laneOf } from '../protocol/lanes.js';
 import type { ServiceContext } from './context.js';
+import { withAccountVariables } from './check-types/environment-variables.js';
 import { checkTypeDefinition } from './check-types/index.js';
 import type { CheckRow } from './store/checks.js';
 import { privateLocationIdsBySlug } from './store/private-locations.js';
 import { startSession, type SessionRow } from './store/sessions.js';
+import { allVariables } from './store/variables.js';
 
 export type RunStart = { session: SessionRow } | { refused: string };
 
@@ -20,6 +23,10 @@ export async function startRun(ctx: ServiceContext, check: CheckRow, runSource: 
     return { refused: `check ${check.id} is assigned to no existing private location` };
   }
   const spec = type.jobSpec(check.definition);
+  // Scripts read variables; uptime probes have nothing to read them with.
+  if (laneOf(check.check_type) === 'script') {
+    spec.environmentVariables = withAccountVariables(await allVariables(ctx.db, check.account_id), spec.environmentVariables);
+  }
   const session = await ctx.db.transaction((tx) => startSession(tx, check, runSource, locations, spec));
   for (const locationId of new Set(locations.values())) ctx.events.emit('jobsQueued', locationId);
   return { session };

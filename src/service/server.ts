@@ -13,6 +13,7 @@ import { checkRoutes } from './routes/checks.js';
 import { agentCodeBundleRoutes, codeBundleRoutes } from './routes/code-bundles.js';
 import { privateLocationRoutes } from './routes/private-locations.js';
 import { runtimeRoutes } from './routes/runtimes.js';
+import { variableRoutes } from './routes/variables.js';
 import { validatorCompiler } from './validation.js';
 
 export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance> {
@@ -77,6 +78,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(analyticsRoutes(ctx));
     await user.register(runtimeRoutes());
     await user.register(codeBundleRoutes(ctx));
+    await user.register(variableRoutes(ctx));
   });
 
   await app.register(async (agent) => {

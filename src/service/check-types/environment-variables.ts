@@ -7,13 +7,15 @@ export const MAX_VARIABLE_VALUE_CHARS = 131_072;
 /** What every read answers in place of a secret value; sent back unchanged, it keeps the stored value. */
 export const SECRET_MASK = '*****';
 
+export const VariableKeySchema = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+  description: 'Letters, digits and _, not starting with a digit',
+});
+
 export const EnvironmentVariableSchema = Type.Object({
-  key: Type.String({
-    minLength: 1,
-    maxLength: 255,
-    pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
-    description: 'Letters, digits and _, not starting with a digit',
-  }),
+  key: VariableKeySchema,
   value: Type.String({ maxLength: MAX_VARIABLE_VALUE_CHARS }),
   locked: Type.Optional(Type.Boolean({ default: false })),
   secret: Type.Optional(Type.Boolean({ default: false, description: 'Never shown again once stored' })),
@@ -27,7 +29,7 @@ export interface EnvironmentVariable {
 }
 
 /** The agent sets these itself for every run; a check defining them would be overridden or would break scrubbing. */
-function reservedProblem(key: string): string | undefined {
+export function reservedKeyProblem(key: string): string | undefined {
   if (key.startsWith('SERVICE_SECRET_')) {
     return 'is reserved: SERVICE_SECRET_* variables are set by the agent for the secrets it scrubs; mark the variable secret instead';
   }
@@ -44,7 +46,7 @@ export function environmentVariableProblems(
   const problems: Record<string, string> = {};
   const firstIndex = new Map<string, number>();
   variables.forEach((variable, index) => {
-    const reserved = reservedProblem(variable.key);
+    const reserved = reservedKeyProblem(variable.key);
     const first = firstIndex.get(variable.key);
     if (reserved) problems[`${field}.${index}.key`] = reserved;
     else if (first !== undefined) problems[`${field}.${index}.key`] = `repeats ${variable.key} (${field}.${first}.key)`;
@@ -77,4 +79,16 @@ export function keepMaskedSecrets(
 /** What the agent gets: real values, since the run needs them, and which of them to scrub. */
 export function jobVariables(variables: readonly EnvironmentVariable[]): Job['environmentVariables'] {
   return variables.map(({ key, value, secret }) => ({ key, value, secret }));
+}
+
+/**
+ * A run's variables: the account's, then the check's; a check's variable
+ * replaces the account's of the same key, secret flag and all.
+ */
+export function withAccountVariables(
+  account: readonly EnvironmentVariable[],
+  check: Job['environmentVariables'],
+): Job['environmentVariables'] {
+  const own = new Set(check.map((variable) => variable.key));
+  return [...jobVariables(account.filter((variable) => !own.has(variable.key))), ...check];
 }

@@ -1,5 +1,6 @@
 import * as initial from './0001-initial.js';
 import * as codeBundles from './0002-code-bundles.js';
+import * as environmentVariables from './0003-environment-variables.js';
 
 export interface Migration {
   name: string;
@@ -7,4 +8,4 @@ export interface Migration {
 }
 
 /** Applied in this order; a migration, once released, is never edited, only followed. */
-export const migrations: readonly Migration[] = [initial, codeBundles];
+export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables];
