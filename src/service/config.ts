@@ -25,6 +25,11 @@ export const serviceEnvSpecs = {
     desc: 'API key made sure to exist for BOOTSTRAP_ACCOUNT_ID',
   }),
   LOG_LEVEL: upperChoice(LOG_LEVELS)({ default: 'INFO', desc: 'DEBUG, LOG, INFO, WARN or ERROR' }),
+  RATE_LIMIT_MAX: integer(0, 1_000_000)({
+    default: 600,
+    desc: 'User API calls allowed per API key per window (0: no limit); analytics get a fifth of it',
+  }),
+  RATE_LIMIT_WINDOW_SECONDS: integer(1, 86_400)({ default: 60, desc: 'Length of the rate-limit window, in seconds' }),
 };
 
 export interface ServiceConfig {
@@ -38,6 +43,13 @@ export interface ServiceConfig {
   logLevel: LogLevel;
   /** Scheduler and lease sweep period; tests shorten it. */
   tickMs: number;
+  /** Per API key, on the user API; undefined when switched off. */
+  rateLimit: RateLimit | undefined;
+}
+
+export interface RateLimit {
+  max: number;
+  windowSeconds: number;
 }
 
 export function loadServiceConfig(env: Record<string, string | undefined> = process.env): ServiceConfig {
@@ -60,6 +72,8 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
         : undefined,
     logLevel: parsed.LOG_LEVEL,
     tickMs: 1000,
+    rateLimit:
+      parsed.RATE_LIMIT_MAX === 0 ? undefined : { max: parsed.RATE_LIMIT_MAX, windowSeconds: parsed.RATE_LIMIT_WINDOW_SECONDS },
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Logger } from '../logging.js';
 import type { AgentKeys } from './agent-keys.js';
+import type { RateLimit } from './config.js';
 import type { Database } from './db/database.js';
 import type { ServiceEvents } from './events.js';
 
@@ -16,4 +17,6 @@ export interface ServiceContext {
   leaseSeconds: number;
   /** Longest a claim long poll may be held. */
   maxWaitSeconds: number;
+  /** User API calls per API key; undefined: no limit. */
+  rateLimit: RateLimit | undefined;
 }

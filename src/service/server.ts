@@ -11,6 +11,7 @@ import { analyticsRoutes } from './routes/analytics.js';
 import { checkSessionRoutes } from './routes/check-sessions.js';
 import { checkRoutes } from './routes/checks.js';
 import { agentCodeBundleRoutes, codeBundleRoutes } from './routes/code-bundles.js';
+import { registerRateLimit } from './rate-limit.js';
 import { privateLocationRoutes } from './routes/private-locations.js';
 import { runtimeRoutes } from './routes/runtimes.js';
 import { variableRoutes } from './routes/variables.js';
@@ -72,6 +73,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
       'onRequest',
       userAuth(ctx.db, { accountHeaderOptional: (request) => request.url.startsWith('/v1/check-sessions/') }),
     );
+    await registerRateLimit(user, ctx.rateLimit);
     await user.register(privateLocationRoutes(ctx));
     await user.register(checkRoutes(ctx));
     await user.register(checkSessionRoutes(ctx));

@@ -49,6 +49,7 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       artifactsDir,
       leaseSeconds: options.leaseSeconds ?? 300,
       maxWaitSeconds: options.maxWaitSeconds ?? 20,
+      rateLimit: config.rateLimit,
     };
     const app = await buildServer(ctx);
     await app.listen({ port: config.port, host: config.host });

@@ -31,7 +31,7 @@ export interface TestService {
 }
 
 /** The real service on a fresh database, listening on a free loopback port. */
-export async function startTestService(kind: DbKind, options: ServiceOptions & { tickMs?: number } = {}): Promise<TestService> {
+export async function startTestService(kind: DbKind, options: ServiceOptions & { tickMs?: number; env?: Record<string, string> } = {}): Promise<TestService> {
   const database = await createTestDatabase(kind);
   const artifactsDir = await mkdtemp(join(tmpdir(), 'outpost-test-artifacts-'));
   const accountId = randomUUID();
@@ -44,6 +44,9 @@ export async function startTestService(kind: DbKind, options: ServiceOptions & {
     BOOTSTRAP_ACCOUNT_ID: accountId,
     BOOTSTRAP_API_KEY: apiKey,
     LOG_LEVEL: 'INFO',
+    // Tests call the API far faster than users; the rate-limit test sets its own.
+    RATE_LIMIT_MAX: '1000000',
+    ...options.env,
   });
   config.tickMs = options.tickMs ?? 200;
   const { logger, logs } = captureLogger('test-service');

@@ -12,7 +12,16 @@ describe('service configuration', () => {
       pgliteDir: undefined,
       bootstrap: undefined,
       logLevel: 'INFO',
+      rateLimit: { max: 600, windowSeconds: 60 },
     });
+  });
+
+  it('takes a rate limit, and 0 switches it off', () => {
+    expect(loadServiceConfig({ RATE_LIMIT_MAX: '30', RATE_LIMIT_WINDOW_SECONDS: '10' }).rateLimit).toEqual({
+      max: 30,
+      windowSeconds: 10,
+    });
+    expect(loadServiceConfig({ RATE_LIMIT_MAX: '0' }).rateLimit).toBeUndefined();
   });
 
   it('takes a bootstrap account and key together, and hides the key', () => {
@@ -34,13 +43,20 @@ describe('service configuration', () => {
   it('names every bad variable at once', () => {
     let caught: unknown;
     try {
-      loadServiceConfig({ PORT: '70000', DATABASE_URL: 'mysql://x', BOOTSTRAP_ACCOUNT_ID: 'nope', LOG_LEVEL: 'x' });
+      loadServiceConfig({
+        PORT: '70000',
+        DATABASE_URL: 'mysql://x',
+        BOOTSTRAP_ACCOUNT_ID: 'nope',
+        LOG_LEVEL: 'x',
+        RATE_LIMIT_MAX: '-1',
+        RATE_LIMIT_WINDOW_SECONDS: '0',
+      });
     } catch (error) {
       caught = error;
     }
     expect(caught).toBeInstanceOf(ConfigError);
     const message = (caught as ConfigError).message;
-    for (const name of ['PORT', 'DATABASE_URL', 'BOOTSTRAP_ACCOUNT_ID', 'LOG_LEVEL']) expect(message).toContain(`  ${name} `);
+    for (const name of ['PORT', 'DATABASE_URL', 'BOOTSTRAP_ACCOUNT_ID', 'LOG_LEVEL', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_SECONDS']) expect(message).toContain(`  ${name} `);
   });
 
   it('lists every variable in --help', () => {

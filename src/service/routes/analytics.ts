@@ -5,6 +5,7 @@ import { METRIC_NAMES, metric } from '../analytics/metrics.js';
 import { parseInstant, quickRange, QUICK_RANGES } from '../analytics/time-range.js';
 import type { ServiceContext } from '../context.js';
 import { sendErrorA, sendErrorB } from '../http-errors.js';
+import { analyticsRateLimit } from '../rate-limit.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { getCheck } from '../store/checks.js';
 
@@ -57,6 +58,7 @@ export const analyticsRoutes =
     app.get(
       '/v1/analytics/url-monitors/:id',
       {
+        config: analyticsRateLimit(ctx.rateLimit),
         schema: {
           tags: ['Analytics'],
           summary: 'URL monitor analytics',
