@@ -63,6 +63,19 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  // The older name still answers, for tools configured with it, and says it is deprecated.
+  app.get('/swagger.json', { schema: { hide: true } }, (_request, reply) => {
+    const document = app.swagger();
+    void reply.header('deprecation', 'true').header('link', '</openapi.json>; rel="successor-version"');
+    return {
+      ...document,
+      info: {
+        ...document.info,
+        description: `Deprecated: this address is kept for older tools and may go away; use /openapi.json. ${document.info.description ?? ''}`.trim(),
+      },
+      'x-deprecated': true,
+    };
+  });
   app.get('/health', { schema: { hide: true } }, async () => {
     await ctx.db.query('SELECT 1');
     return { status: 'ok', version: VERSION };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createIdleUrlCheck,
@@ -539,6 +540,26 @@ describe.each(DB_KINDS)('service resources (%s)', (kind) => {
       expect(document.paths['/v1/agent/jobs/claim'].post.security).toEqual([{ privateLocationKey: [] }]);
       expect(document.paths['/v1/agent/jobs/claim'].post.requestBody).toBeDefined();
       expect(document.paths['/v1/checks/url'].post.responses).toHaveProperty('201');
+    });
+
+    it('is valid OpenAPI 3.1 under a standard validator, which does refuse a broken copy', async () => {
+      const document = (await service.raw('GET', '/openapi.json')).body;
+      await expect(SwaggerParser.validate(structuredClone(document))).resolves.toBeDefined();
+      const broken = structuredClone(document);
+      broken.paths['/v1/checks'].get.responses = 'none';
+      await expect(SwaggerParser.validate(broken)).rejects.toThrow();
+    });
+
+    it('answers /swagger.json with the same operations, marked deprecated and pointing to /openapi.json', async () => {
+      const current = (await service.raw('GET', '/openapi.json')).body;
+      const old = await service.raw('GET', '/swagger.json');
+      expect(old.status).toBe(200);
+      expect(old.headers.get('deprecation')).toBe('true');
+      expect(old.headers.get('link')).toBe('</openapi.json>; rel="successor-version"');
+      expect(old.body['x-deprecated']).toBe(true);
+      expect(old.body.info.description).toMatch(/^Deprecated: .*\/openapi\.json/);
+      expect(old.body.paths).toEqual(current.paths);
+      expect(Object.keys(current.paths)).not.toContain('/swagger.json');
     });
   });
 });
