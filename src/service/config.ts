@@ -29,6 +29,10 @@ export const serviceEnvSpecs = {
     default: 600,
     desc: 'User API calls allowed per API key per window (0: no limit); analytics get a fifth of it',
   }),
+  MAX_LOCATIONS_PER_CHECK: integer(1, 100)({
+    default: 10,
+    desc: 'Locations (private and data-center) one check may run at; entitlements locations.maxPerCheck',
+  }),
   RATE_LIMIT_WINDOW_SECONDS: integer(1, 86_400)({ default: 60, desc: 'Length of the rate-limit window, in seconds' }),
 };
 
@@ -45,6 +49,7 @@ export interface ServiceConfig {
   tickMs: number;
   /** Per API key, on the user API; undefined when switched off. */
   rateLimit: RateLimit | undefined;
+  maxLocationsPerCheck: number;
 }
 
 export interface RateLimit {
@@ -72,6 +77,7 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
         : undefined,
     logLevel: parsed.LOG_LEVEL,
     tickMs: 1000,
+    maxLocationsPerCheck: parsed.MAX_LOCATIONS_PER_CHECK,
     rateLimit:
       parsed.RATE_LIMIT_MAX === 0 ? undefined : { max: parsed.RATE_LIMIT_MAX, windowSeconds: parsed.RATE_LIMIT_WINDOW_SECONDS },
   };

@@ -19,4 +19,6 @@ export interface ServiceContext {
   maxWaitSeconds: number;
   /** User API calls per API key; undefined: no limit. */
   rateLimit: RateLimit | undefined;
+  /** Private and data-center locations together, per check. */
+  maxLocationsPerCheck: number;
 }

@@ -6,6 +6,7 @@ import { VERSION } from '../version.js';
 import { agentAuth, userAuth } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { errorHandler, sendErrorA } from './http-errors.js';
+import { accountRoutes } from './routes/account.js';
 import { agentRoutes } from './routes/agent.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { checkSessionRoutes } from './routes/check-sessions.js';
@@ -94,6 +95,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(runtimeRoutes());
     await user.register(codeBundleRoutes(ctx));
     await user.register(variableRoutes(ctx));
+    await user.register(accountRoutes(ctx));
   });
 
   await app.register(async (agent) => {

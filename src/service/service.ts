@@ -50,6 +50,7 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       leaseSeconds: options.leaseSeconds ?? 300,
       maxWaitSeconds: options.maxWaitSeconds ?? 20,
       rateLimit: config.rateLimit,
+      maxLocationsPerCheck: config.maxLocationsPerCheck,
     };
     const app = await buildServer(ctx);
     await app.listen({ port: config.port, host: config.host });

@@ -454,7 +454,7 @@ describe.each(DB_KINDS)('service resources (%s)', (kind) => {
     });
 
     it('answers 400 shape B for a check with no private location to run at', async () => {
-      const created = await service.api('POST', '/v1/checks/url', urlCheckBody([], { activated: false, locations: ['eu-west-1'] }));
+      const created = await service.api('POST', '/v1/checks/url', urlCheckBody([], { activated: false }));
       expect(created.status).toBe(201);
       const answer = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [created.body.id] } });
       expect(answer.status).toBe(400);

@@ -9,13 +9,13 @@ import {
   type CheckTypeDefinition,
 } from '../check-types/index.js';
 import type { ServiceContext } from '../context.js';
+import { locationProblems } from '../entitlements.js';
 import { collapse, sendErrorA, sendErrorB } from '../http-errors.js';
 import { CheckResponseSchema, type CheckResponse } from '../schemas/check-response.js';
 import { ErrorA, ErrorB, Pagination } from '../schemas/common.js';
 import { createCheck, deleteCheck, getCheck, listChecks, updateCheck, type CheckRow } from '../store/checks.js';
 import { privateLocationIdsBySlug } from '../store/private-locations.js';
 import { compileBodyValidator } from '../validation.js';
-import type { Queryable } from '../db/database.js';
 
 const tags = ['Checks'];
 const AutoAssign = Type.Object({ autoAssignAlerts: Type.Optional(Type.Boolean({ default: true })) });
@@ -53,10 +53,20 @@ type Verdict = { definition: CheckDefinition } | { message: string; attributes: 
 
 /**
  * Everything a definition must satisfy beyond its own fields: rules across
- * fields, and private locations that exist in this account.
+ * fields, locations the account's entitlements allow, and private locations
+ * that exist in this account.
  */
-async function judge(db: Queryable, accountId: string, type: CheckTypeDefinition, definition: CheckDefinition): Promise<Verdict> {
-  const attributes: Record<string, string> = { ...type.crossFieldProblems(definition) };
+async function judge(
+  ctx: ServiceContext,
+  accountId: string,
+  type: CheckTypeDefinition,
+  definition: CheckDefinition,
+): Promise<Verdict> {
+  const { db } = ctx;
+  const attributes: Record<string, string> = {
+    ...type.crossFieldProblems(definition),
+    ...locationProblems(definition.locations, definition.privateLocations, ctx.maxLocationsPerCheck),
+  };
   const known = await privateLocationIdsBySlug(db, accountId, definition.privateLocations);
   const unknown = definition.privateLocations.filter((slug) => !known.has(slug));
   if (unknown.length > 0) attributes.privateLocations = `unknown private location: ${unknown.join(', ')}`;
@@ -95,7 +105,7 @@ export const checkRoutes =
             ...(request.body as unknown as CheckDefinition),
             checkType: type.checkType,
           });
-          const verdict = await judge(ctx.db, request.accountId, type, body);
+          const verdict = await judge(ctx, request.accountId, type, body);
           if (!('definition' in verdict)) return sendErrorB(reply, 400, verdict.message, verdict.attributes);
           const row = await createCheck(ctx.db, request.accountId, type.checkType, verdict.definition);
           return reply.code(201).send(checkResponse(row));
@@ -131,7 +141,7 @@ export const checkRoutes =
             return sendErrorB(reply, 400, `Invalid body: ${list.join('; ')}`, attributes);
           }
           const definition = nullsAsDefaults(type.createSchema, merged) as CheckDefinition;
-          const verdict = await judge(ctx.db, request.accountId, type, definition);
+          const verdict = await judge(ctx, request.accountId, type, definition);
           if (!('definition' in verdict)) return sendErrorB(reply, 400, verdict.message, verdict.attributes);
           const row = await updateCheck(ctx.db, request.accountId, stored.id, verdict.definition);
           return row ? checkResponse(row) : sendErrorA(reply, 404, `${type.checkType} check not found`);
