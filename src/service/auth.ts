@@ -1,17 +1,20 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from './db/database.js';
 import { sendErrorA } from './http-errors.js';
-import { accountForApiKey } from './store/accounts.js';
+import { holderOfApiKey, type KeyHolder } from './store/accounts.js';
 import type { AgentKeys } from './agent-keys.js';
 import type { PrivateLocationRow } from './store/private-locations.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     accountId: string;
+    /** Who the user API key acts as; set by userAuth. */
+    keyHolder: KeyHolder;
     privateLocation: PrivateLocationRow;
   }
 }
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function bearer(request: FastifyRequest): string | undefined {
@@ -48,16 +51,21 @@ export function userAuth(db: Database, options: UserAuthOptions = {}) {
       await sendErrorA(reply, 401, 'The x-service-account header must be an account id (uuid)');
       return;
     }
-    const keyAccount = await accountForApiKey(db, key);
-    if (!keyAccount) {
+    const holder = await holderOfApiKey(db, key);
+    if (!holder) {
       await sendErrorA(reply, 401, 'Unknown or revoked API key');
       return;
     }
-    if (accountId && accountId.toLowerCase() !== keyAccount) {
+    if (accountId && accountId.toLowerCase() !== holder.accountId) {
       await sendErrorA(reply, 403, 'This API key does not grant access to the account in x-service-account');
       return;
     }
-    request.accountId = keyAccount;
+    if (holder.role === 'READ_ONLY' && !SAFE_METHODS.has(request.method)) {
+      await sendErrorA(reply, 403, 'This API key belongs to a read-only member: it may only read');
+      return;
+    }
+    request.accountId = holder.accountId;
+    request.keyHolder = holder;
   };
 }
 

@@ -9,6 +9,7 @@ import { errorHandler, sendErrorA } from './http-errors.js';
 import { accountRoutes } from './routes/account.js';
 import { agentRoutes } from './routes/agent.js';
 import { analyticsRoutes } from './routes/analytics.js';
+import { memberRoutes } from './routes/members.js';
 import { checkSessionRoutes } from './routes/check-sessions.js';
 import { checkRoutes } from './routes/checks.js';
 import { agentCodeBundleRoutes, codeBundleRoutes } from './routes/code-bundles.js';
@@ -96,6 +97,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(codeBundleRoutes(ctx));
     await user.register(variableRoutes(ctx));
     await user.register(accountRoutes(ctx));
+    await user.register(memberRoutes(ctx));
   });
 
   await app.register(async (agent) => {

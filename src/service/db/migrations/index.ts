@@ -1,6 +1,7 @@
 import * as initial from './0001-initial.js';
 import * as codeBundles from './0002-code-bundles.js';
 import * as environmentVariables from './0003-environment-variables.js';
+import * as members from './0004-members.js';
 
 export interface Migration {
   name: string;
@@ -8,4 +9,4 @@ export interface Migration {
 }
 
 /** Applied in this order; a migration, once released, is never edited, only followed. */
-export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables];
+export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members];
