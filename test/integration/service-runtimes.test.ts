@@ -84,8 +84,9 @@ describe.each(DB_KINDS)('runtimes API (%s)', (kind) => {
     const list = document.paths['/v1/runtimes'].get;
     const one = document.paths['/v1/runtimes/{id}'].get;
     expect(list.tags).toEqual(['Runtimes']);
-    expect(Object.keys(list.responses)).toEqual(['200']);
-    expect(Object.keys(one.responses).sort()).toEqual(['200', '404']);
+    // 429: every user route is rate-limited.
+    expect(Object.keys(list.responses).sort()).toEqual(['200', '429']);
+    expect(Object.keys(one.responses).sort()).toEqual(['200', '404', '429']);
     expect(one.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
     expect(document.security).toEqual([{ apiKey: [], account: [] }]);
     const schema = list.responses['200'].content['application/json'].schema;
