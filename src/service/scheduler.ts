@@ -1,11 +1,13 @@
 import type { ServiceContext } from './context.js';
+import { releaseGroupRuns } from './group-runs.js';
 import { startRun } from './runs.js';
 import { claimDueChecks } from './store/checks.js';
 import { sweepJobs } from './store/jobs.js';
 
 /**
  * Each tick: start a run for every check whose time has come, re-offer jobs
- * whose lease ran out, and time out what no agent took. Ticks never overlap.
+ * whose lease ran out, time out what no agent took, and move group runs on.
+ * Ticks never overlap.
  */
 export class Scheduler {
   #timer: NodeJS.Timeout | undefined;
@@ -37,6 +39,8 @@ export class Scheduler {
       const swept = await this.ctx.db.transaction((tx) => sweepJobs(tx));
       for (const locationId of swept.requeuedAt) this.ctx.events.emit('jobsQueued', locationId);
       for (const session of swept.completedSessions) this.ctx.events.emit('sessionCompleted', session);
+      // Completions release a group run's next sessions at once; this catches any a crash or restart left held.
+      await releaseGroupRuns(this.ctx);
     } catch (error) {
       this.ctx.logger.error({ err: error }, 'scheduler tick failed; retrying next tick');
     }

@@ -10,6 +10,7 @@ import { accountRoutes } from './routes/account.js';
 import { agentRoutes } from './routes/agent.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { memberRoutes } from './routes/members.js';
+import { checkGroupRoutes } from './routes/check-groups.js';
 import { checkSessionRoutes } from './routes/check-sessions.js';
 import { checkRoutes } from './routes/checks.js';
 import { agentCodeBundleRoutes, codeBundleRoutes } from './routes/code-bundles.js';
@@ -91,6 +92,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await registerRateLimit(user, ctx.rateLimit);
     await user.register(privateLocationRoutes(ctx));
     await user.register(checkRoutes(ctx));
+    await user.register(checkGroupRoutes(ctx));
     await user.register(checkSessionRoutes(ctx));
     await user.register(analyticsRoutes(ctx));
     await user.register(runtimeRoutes());

@@ -11,6 +11,7 @@ import type { Database } from './db/database.js';
 import { openDatabase } from './db/open.js';
 import { ServiceEvents } from './events.js';
 import { buildServer } from './server.js';
+import { releaseGroupRuns } from './group-runs.js';
 import { Scheduler } from './scheduler.js';
 import { ensureAccount, ensureApiKey } from './store/accounts.js';
 
@@ -58,6 +59,15 @@ export async function startService(config: ServiceConfig, options: ServiceOption
     if (!config.publicUrl) ctx.baseUrl = `http://localhost:${port}`;
     const scheduler = new Scheduler(ctx, config.tickMs);
     scheduler.start();
+    // A finished session of a group run makes room for the run's next one.
+    const releases = new Set<Promise<void>>();
+    events.on('sessionCompleted', (session) => {
+      if (!session.group_run_id) return;
+      const release = releaseGroupRuns(ctx, [session.group_run_id])
+        .catch((error: unknown) => logger.error({ err: error }, 'releasing a group run failed; the next tick retries'))
+        .finally(() => releases.delete(release));
+      releases.add(release);
+    });
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     logger.info({ url, database: db.kind }, 'service listening');
@@ -69,6 +79,7 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       scheduler,
       async close() {
         await scheduler.stop();
+        await Promise.all(releases);
         await app.close();
         await db.close();
       },

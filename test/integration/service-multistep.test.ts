@@ -84,6 +84,8 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
     });
 
     it('stores every field as sent; scriptPath and dependencies are accepted but never answered', async () => {
+      const group = await service.api('POST', '/v1/check-groups', { name: 'Checkout', activated: false });
+      expect(group.status).toBe(201);
       const body = {
         activated: false,
         muted: true,
@@ -98,7 +100,7 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
           parallelRunFailureThreshold: { enabled: true, percentage: 50 },
         },
         useGlobalAlertSettings: false,
-        groupId: 7,
+        groupId: group.body.id,
         groupOrder: 0,
         runtimeId: '2025.04',
         alertChannelSubscriptions: [{ alertChannelId: 3, activated: true }],

@@ -81,9 +81,18 @@ export function jobVariables(variables: readonly EnvironmentVariable[]): Job['en
   return variables.map(({ key, value, secret }) => ({ key, value, secret }));
 }
 
+/** `base` with `top` over it: a variable of `top` replaces the one of the same key. */
+export function overlayVariables(
+  base: readonly EnvironmentVariable[],
+  top: readonly EnvironmentVariable[],
+): EnvironmentVariable[] {
+  const keys = new Set(top.map((variable) => variable.key));
+  return [...base.filter((variable) => !keys.has(variable.key)), ...top];
+}
+
 /**
- * A run's variables: the account's, then the check's; a check's variable
- * replaces the account's of the same key, secret flag and all.
+ * A run's variables: the account's (and its group's), then the check's; a
+ * check's variable replaces the account's of the same key, secret flag and all.
  */
 export function withAccountVariables(
   account: readonly EnvironmentVariable[],

@@ -29,7 +29,7 @@ const SessionResult = Type.Object(
   { additionalProperties: true },
 );
 
-const CheckSession = Type.Object({
+export const CheckSession = Type.Object({
   checkSessionId: Type.String(),
   checkSessionLink: Type.String(),
   checkId: Type.String(),

@@ -14,6 +14,7 @@ import { collapse, sendErrorA, sendErrorB } from '../http-errors.js';
 import { CheckResponseSchema, type CheckResponse } from '../schemas/check-response.js';
 import { ErrorA, ErrorB, Pagination } from '../schemas/common.js';
 import { createCheck, deleteCheck, getCheck, listChecks, updateCheck, type CheckRow } from '../store/checks.js';
+import { getGroup } from '../store/check-groups.js';
 import { privateLocationIdsBySlug } from '../store/private-locations.js';
 import { compileBodyValidator } from '../validation.js';
 
@@ -54,7 +55,7 @@ type Verdict = { definition: CheckDefinition } | { message: string; attributes: 
 /**
  * Everything a definition must satisfy beyond its own fields: rules across
  * fields, locations the account's entitlements allow, and private locations
- * that exist in this account.
+ * and a check group that exist in this account.
  */
 async function judge(
   ctx: ServiceContext,
@@ -70,6 +71,9 @@ async function judge(
   const known = await privateLocationIdsBySlug(db, accountId, definition.privateLocations);
   const unknown = definition.privateLocations.filter((slug) => !known.has(slug));
   if (unknown.length > 0) attributes.privateLocations = `unknown private location: ${unknown.join(', ')}`;
+  if (typeof definition.groupId === 'number' && !(await getGroup(db, accountId, definition.groupId))) {
+    attributes.groupId = `unknown check group: ${definition.groupId}`;
+  }
   if (Object.keys(attributes).length === 0 && type.resolveInAccount) {
     const resolved = await type.resolveInAccount(db, accountId, definition);
     Object.assign(attributes, resolved.problems);

@@ -13,6 +13,7 @@ export interface CheckRow {
   frequency: number;
   tags: string[];
   private_locations: string[];
+  group_id: number | null;
   definition: CheckDefinition;
   next_run_at: Date | null;
   created_at: Date;
@@ -28,8 +29,8 @@ export async function createCheck(
 ): Promise<CheckRow> {
   const rows = await db.query<CheckRow>(
     `INSERT INTO checks (id, account_id, check_type, name, activated, muted, frequency, tags,
-                         private_locations, definition, next_run_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $5 THEN now() END)
+                         private_locations, definition, group_id, next_run_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $5 THEN now() END)
      RETURNING *`,
     [
       randomUUID(),
@@ -83,7 +84,9 @@ export async function claimDueChecks(db: Queryable, limit = 200): Promise<CheckR
          ELSE now() + make_interval(mins => c.frequency) END
      WHERE c.id IN (
        SELECT id FROM checks WHERE activated AND next_run_at <= now()
-       ORDER BY next_run_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+         -- A deactivated group's checks wait; switched on again, the group runs them at once.
+         AND (group_id IS NULL OR EXISTS (SELECT 1 FROM check_groups g WHERE g.id = checks.group_id AND g.activated))
+       ORDER BY next_run_at LIMIT $1 FOR UPDATE OF checks SKIP LOCKED)
      RETURNING c.*`,
     [limit],
   );
@@ -102,7 +105,7 @@ export async function updateCheck(
 ): Promise<CheckRow | undefined> {
   const rows = await db.query<CheckRow>(
     `UPDATE checks SET name = $3, activated = $4, muted = $5, frequency = $6, tags = $7, private_locations = $8,
-       definition = $9, updated_at = now(),
+       definition = $9, group_id = $10, updated_at = now(),
        next_run_at = CASE
          WHEN NOT $4 THEN NULL
          WHEN next_run_at IS NULL THEN now()
@@ -134,5 +137,6 @@ function definitionColumns(definition: CheckDefinition): unknown[] {
     JSON.stringify(definition.tags),
     JSON.stringify(definition.privateLocations),
     JSON.stringify(definition),
+    typeof definition.groupId === 'number' ? definition.groupId : null,
   ];
 }

@@ -22,6 +22,7 @@ interface JobRow {
   agent_id: string | null;
   claimed_by: string[];
   lease_expires_at: Date | null;
+  scheduled_at: Date;
   timeout_seconds: number;
   payload: {
     name: string;
@@ -82,6 +83,8 @@ async function claim(db: Queryable, q: ClaimQuery): Promise<Job[]> {
     [q.agentId, q.leaseSeconds, q.privateLocationId, uptimeTypes, q.runtimes, Math.max(0, uptimeRoom), scriptTypes, Math.max(0, scriptRoom), q.max, q.agentId],
   );
   if (rows.length === 0) return [];
+  // RETURNING follows no order; the agent runs what it gets in the order given, oldest first.
+  rows.sort((a, b) => a.scheduled_at.getTime() - b.scheduled_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   await db.query(
     `UPDATE check_sessions SET status = 'PROGRESS' WHERE status = 'STARTED' AND id = ANY($1::uuid[])`,
     [[...new Set(rows.map((row) => row.session_id))]],

@@ -16,6 +16,9 @@ export interface SessionRow {
   run_locations: string[];
   started_at: Date;
   stopped_at: Date | null;
+  /** Set for the sessions of a group run, with their place in its order. */
+  group_run_id: string | null;
+  group_position: number | null;
 }
 
 export interface ResultRow extends ResultFlags {
@@ -57,26 +60,47 @@ export interface CheckSessionRecord {
   results: ResultSummary[];
 }
 
-/** A session with one queued job per private location, all in the caller's transaction. */
+/** Where a session stands in a group run: its jobs are held until the run gets to it. */
+export interface GroupRunPlace {
+  runId: string;
+  position: number;
+}
+
+/**
+ * A session with one job per private location, all in the caller's
+ * transaction: queued, or held when the session is part of a group run.
+ */
 export async function startSession(
   tx: Queryable,
   check: CheckRow,
   runSource: RunSource,
   locations: ReadonlyMap<string, string>,
   spec: JobSpec,
+  groupRun?: GroupRunPlace,
 ): Promise<SessionRow> {
   const sessionId = randomUUID();
   const [session] = await tx.query<SessionRow>(
-    `INSERT INTO check_sessions (id, account_id, check_id, check_type, name, status, run_source, run_locations)
-     VALUES ($1, $2, $3, $4, $5, 'STARTED', $6, $7) RETURNING *`,
-    [sessionId, check.account_id, check.id, check.check_type, check.name, runSource, JSON.stringify([...locations.keys()])],
+    `INSERT INTO check_sessions (id, account_id, check_id, check_type, name, status, run_source, run_locations,
+                                 group_run_id, group_position)
+     VALUES ($1, $2, $3, $4, $5, 'STARTED', $6, $7, $8, $9) RETURNING *`,
+    [
+      sessionId,
+      check.account_id,
+      check.id,
+      check.check_type,
+      check.name,
+      runSource,
+      JSON.stringify([...locations.keys()]),
+      groupRun?.runId ?? null,
+      groupRun?.position ?? null,
+    ],
   );
   const payload = { name: check.name, runSource, environmentVariables: spec.environmentVariables, settings: spec.settings };
   for (const [slug, locationId] of locations) {
     await tx.query(
       `INSERT INTO jobs (id, session_id, account_id, check_id, private_location_id, run_location, check_type,
                          runtime_id, state, timeout_seconds, payload)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10)`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11, $9, $10)`,
       [
         randomUUID(),
         sessionId,
@@ -88,6 +112,7 @@ export async function startSession(
         spec.runtimeId,
         spec.timeoutSeconds,
         JSON.stringify(payload),
+        groupRun ? 'held' : 'queued',
       ],
     );
   }

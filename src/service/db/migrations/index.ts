@@ -2,6 +2,7 @@ import * as initial from './0001-initial.js';
 import * as codeBundles from './0002-code-bundles.js';
 import * as environmentVariables from './0003-environment-variables.js';
 import * as members from './0004-members.js';
+import * as checkGroups from './0005-check-groups.js';
 
 export interface Migration {
   name: string;
@@ -9,4 +10,4 @@ export interface Migration {
 }
 
 /** Applied in this order; a migration, once released, is never edited, only followed. */
-export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members];
+export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups];
