@@ -9,6 +9,7 @@ import { errorHandler, sendErrorA } from './http-errors.js';
 import { accountRoutes } from './routes/account.js';
 import { agentRoutes } from './routes/agent.js';
 import { analyticsRoutes } from './routes/analytics.js';
+import { maintenanceWindowRoutes } from './routes/maintenance-windows.js';
 import { memberRoutes } from './routes/members.js';
 import { checkGroupRoutes } from './routes/check-groups.js';
 import { checkSessionRoutes } from './routes/check-sessions.js';
@@ -100,6 +101,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(variableRoutes(ctx));
     await user.register(accountRoutes(ctx));
     await user.register(memberRoutes(ctx));
+    await user.register(maintenanceWindowRoutes(ctx));
   });
 
   await app.register(async (agent) => {
