@@ -18,6 +18,7 @@ import { agentCodeBundleRoutes, codeBundleRoutes } from './routes/code-bundles.j
 import { registerRateLimit } from './rate-limit.js';
 import { privateLocationRoutes } from './routes/private-locations.js';
 import { runtimeRoutes } from './routes/runtimes.js';
+import { statusPageRoutes } from './routes/status-pages.js';
 import { variableRoutes } from './routes/variables.js';
 import { validatorCompiler } from './validation.js';
 
@@ -102,6 +103,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(accountRoutes(ctx));
     await user.register(memberRoutes(ctx));
     await user.register(maintenanceWindowRoutes(ctx));
+    await user.register(statusPageRoutes(ctx));
   });
 
   await app.register(async (agent) => {

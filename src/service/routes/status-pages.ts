@@ -1,0 +1,327 @@
+import Type from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { ServiceContext } from '../context.js';
+import { sendErrorA, sendErrorB } from '../http-errors.js';
+import { ErrorA, ErrorB, IdParams, Pagination } from '../schemas/common.js';
+import { INCIDENT_SEVERITIES, INCIDENT_STATUSES } from '../status-pages/incident-status.js';
+import {
+  addIncidentUpdate,
+  createIncident,
+  deleteIncident,
+  getIncident,
+  listIncidents,
+  type IncidentUpdateInput,
+} from '../store/incidents.js';
+import {
+  createPage,
+  createService,
+  deletePage,
+  deleteService,
+  getPage,
+  listPages,
+  listServices,
+  serviceNames,
+  updatePage,
+  type StatusPageInput,
+} from '../store/status-pages.js';
+
+const tags = ['Status pages'];
+const Uuid = Type.String({ format: 'uuid' });
+
+const ServiceRecord = Type.Object({ id: Type.String(), name: Type.String(), created_at: Type.String() });
+const ServiceRef = Type.Object({ id: Type.String(), name: Type.String() });
+
+const PageBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  url: Type.String({
+    pattern: '^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$',
+    description: 'The page\'s public address, /status/{url}: 3 to 63 lower-case letters, digits and -; unique',
+  }),
+  cards: Type.Optional(
+    Type.Array(
+      Type.Object({
+        name: Type.String({ minLength: 1, maxLength: 255 }),
+        services: Type.Array(Uuid, { maxItems: 50, uniqueItems: true }),
+      }),
+      { maxItems: 20, default: [] },
+    ),
+  ),
+});
+const PageRecord = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  url: Type.String(),
+  cards: Type.Array(Type.Object({ name: Type.String(), services: Type.Array(ServiceRef) })),
+  created_at: Type.String(),
+  updated_at: Type.Union([Type.String(), Type.Null()]),
+});
+
+const IncidentUpdateBody = Type.Object({
+  description: Type.String({ minLength: 1, maxLength: 10_000 }),
+  status: Type.Optional(Type.Enum(INCIDENT_STATUSES)),
+  publicIncidentUpdateDate: Type.Optional(Type.String({ format: 'date-time', description: 'Defaults to the time of creation' })),
+  notifySubscribers: Type.Optional(Type.Boolean({ default: false })),
+});
+const IncidentUpdateRecord = Type.Object({
+  id: Type.String(),
+  description: Type.String(),
+  status: Type.Enum(INCIDENT_STATUSES),
+  publicIncidentUpdateDate: Type.String(),
+  created_at: Type.String(),
+  notifySubscribers: Type.Boolean(),
+});
+const IncidentBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  severity: Type.Optional(Type.Enum(INCIDENT_SEVERITIES, { default: 'MINOR' })),
+  services: Type.Array(Uuid, { minItems: 1, maxItems: 50, uniqueItems: true }),
+  incidentUpdates: Type.Array(IncidentUpdateBody, { minItems: 1, maxItems: 1, description: 'The first update' }),
+});
+const IncidentRecord = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  severity: Type.String(),
+  services: Type.Array(ServiceRef),
+  lastUpdateStatus: Type.String(),
+  incidentUpdates: Type.Array(IncidentUpdateRecord),
+  created_at: Type.String(),
+  updated_at: Type.Union([Type.String(), Type.Null()]),
+  resolvedAt: Type.Union([Type.String(), Type.Null()]),
+});
+
+const updateInput = (body: {
+  description: string;
+  status?: IncidentUpdateInput['status'];
+  publicIncidentUpdateDate?: string;
+  notifySubscribers?: boolean;
+}): IncidentUpdateInput => ({
+  description: body.description,
+  status: body.status,
+  publicIncidentUpdateDate: body.publicIncidentUpdateDate,
+  notifySubscribers: body.notifySubscribers ?? false,
+});
+
+export const statusPageRoutes =
+  (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    /** Fields naming services that are not the account's, as `field.index`. */
+    async function unknownServices(accountId: string, lists: Record<string, readonly string[]>): Promise<Record<string, string>> {
+      const known = await serviceNames(ctx.db, accountId, Object.values(lists).flat());
+      const problems: Record<string, string> = {};
+      for (const [field, ids] of Object.entries(lists)) {
+        ids.forEach((id, index) => {
+          if (!known.has(id)) problems[`${field}.${index}`] = 'unknown status page service';
+        });
+      }
+      return problems;
+    }
+    const invalid = (attributes: Record<string, string>) =>
+      `Invalid body: ${Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`).join('; ')}`;
+
+    async function pageProblems(accountId: string, body: StatusPageInput): Promise<Record<string, string>> {
+      const lists: Record<string, string[]> = {};
+      body.cards.forEach((card, index) => (lists[`cards.${index}.services`] = card.services));
+      return unknownServices(accountId, lists);
+    }
+
+    app.post(
+      '/v1/status-pages/services',
+      {
+        schema: {
+          tags,
+          summary: 'Create a status page service',
+          description: 'A thing a status page shows and an incident names. Names are unique in the account.',
+          body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }),
+          response: { 201: ServiceRecord, 400: ErrorB },
+        },
+      },
+      async (request, reply) => {
+        const created = await createService(ctx.db, request.accountId, request.body.name);
+        if (!created) return sendErrorB(reply, 400, `A service named ${request.body.name} exists`, { name: 'already exists' });
+        return reply.code(201).send(created);
+      },
+    );
+
+    app.get(
+      '/v1/status-pages/services',
+      { schema: { tags, summary: 'List status page services', response: { 200: Type.Array(ServiceRecord) } } },
+      async (request) => listServices(ctx.db, request.accountId),
+    );
+
+    app.delete(
+      '/v1/status-pages/services/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Delete a status page service',
+          description: 'Not while a status page shows it (409).',
+          params: IdParams,
+          response: { 204: Type.Null(), 400: ErrorB, 404: ErrorB, 409: ErrorB },
+        },
+      },
+      async (request, reply) => {
+        const outcome = await deleteService(ctx.db, request.accountId, request.params.id);
+        if (outcome === 'not-found') return sendErrorB(reply, 404, 'Service not found', { id: 'not found' });
+        if (outcome === 'in-use') return sendErrorB(reply, 409, 'A status page shows this service', { id: 'shown on a status page' });
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.post(
+      '/v1/status-pages/incidents',
+      {
+        schema: {
+          tags,
+          summary: 'Open an incident',
+          description: 'With its first update (status INVESTIGATING unless told).',
+          body: IncidentBody,
+          response: { 201: IncidentRecord, 400: ErrorB },
+        },
+      },
+      async (request, reply) => {
+        const problems = await unknownServices(request.accountId, { services: request.body.services });
+        if (Object.keys(problems).length > 0) return sendErrorB(reply, 400, invalid(problems), problems);
+        const { incident } = await createIncident(ctx.db, request.accountId, {
+          name: request.body.name,
+          severity: request.body.severity ?? 'MINOR',
+          services: request.body.services,
+          update: updateInput(request.body.incidentUpdates[0]!),
+        });
+        return reply.code(201).send(incident);
+      },
+    );
+
+    app.get(
+      '/v1/status-pages/incidents',
+      {
+        schema: {
+          tags,
+          summary: 'List incidents',
+          description: 'Newest first.',
+          querystring: Pagination,
+          response: { 200: Type.Array(IncidentRecord) },
+        },
+      },
+      async (request) =>
+        listIncidents(ctx.db, request.accountId, { limit: request.query.limit ?? 10, page: request.query.page ?? 1 }),
+    );
+
+    app.get(
+      '/v1/status-pages/incidents/:incidentId',
+      {
+        schema: {
+          tags,
+          summary: 'Retrieve an incident, with its updates',
+          params: Type.Object({ incidentId: Uuid }),
+          response: { 200: IncidentRecord, 404: ErrorA },
+        },
+      },
+      async (request, reply) =>
+        (await getIncident(ctx.db, request.accountId, request.params.incidentId)) ?? sendErrorA(reply, 404, 'Incident not found'),
+    );
+
+    app.delete(
+      '/v1/status-pages/incidents/:incidentId',
+      {
+        schema: {
+          tags,
+          summary: 'Delete an incident, with its updates',
+          params: Type.Object({ incidentId: Uuid }),
+          response: { 204: Type.Null(), 400: ErrorB, 404: ErrorB },
+        },
+      },
+      async (request, reply) => {
+        if (!(await deleteIncident(ctx.db, request.accountId, request.params.incidentId))) {
+          return sendErrorB(reply, 404, 'Incident not found', { incidentId: 'not found' });
+        }
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.post(
+      '/v1/status-pages/incidents/:incidentId/incident-updates',
+      {
+        schema: {
+          tags,
+          summary: 'Add an incident update',
+          description:
+            'With no status the incident keeps its own. RESOLVED closes the incident; it takes no more updates. ' +
+            'publicIncidentUpdateDate defaults to the time of creation.',
+          params: Type.Object({ incidentId: Uuid }),
+          body: IncidentUpdateBody,
+          response: { 201: IncidentUpdateRecord, 400: ErrorB, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const outcome = await addIncidentUpdate(ctx.db, request.accountId, request.params.incidentId, updateInput(request.body));
+        if ('notFound' in outcome) return sendErrorA(reply, 404, 'Incident not found');
+        if ('refused' in outcome) return sendErrorB(reply, 400, `Invalid body: status ${outcome.refused}`, { status: outcome.refused });
+        return reply.code(201).send(outcome.added);
+      },
+    );
+
+    app.post(
+      '/v1/status-pages',
+      { schema: { tags, summary: 'Create a status page', body: PageBody, response: { 201: PageRecord, 400: ErrorB } } },
+      async (request, reply) => {
+        const body = request.body as StatusPageInput;
+        const problems = await pageProblems(request.accountId, body);
+        if (Object.keys(problems).length > 0) return sendErrorB(reply, 400, invalid(problems), problems);
+        const created = await createPage(ctx.db, request.accountId, body);
+        if (!created) return sendErrorB(reply, 400, `The url ${body.url} is taken`, { url: 'is taken' });
+        return reply.code(201).send(created);
+      },
+    );
+
+    app.get(
+      '/v1/status-pages',
+      { schema: { tags, summary: 'List status pages', querystring: Pagination, response: { 200: Type.Array(PageRecord) } } },
+      async (request) => listPages(ctx.db, request.accountId, { limit: request.query.limit ?? 10, page: request.query.page ?? 1 }),
+    );
+
+    app.get(
+      '/v1/status-pages/:id',
+      { schema: { tags, summary: 'Retrieve a status page', params: IdParams, response: { 200: PageRecord, 404: ErrorA } } },
+      async (request, reply) =>
+        (await getPage(ctx.db, request.accountId, request.params.id)) ?? sendErrorA(reply, 404, 'Status page not found'),
+    );
+
+    app.put(
+      '/v1/status-pages/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Replace a status page',
+          params: IdParams,
+          body: PageBody,
+          response: { 200: PageRecord, 400: ErrorB, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body as StatusPageInput;
+        const problems = await pageProblems(request.accountId, body);
+        if (Object.keys(problems).length > 0) return sendErrorB(reply, 400, invalid(problems), problems);
+        const outcome = await updatePage(ctx.db, request.accountId, request.params.id, body);
+        if ('notFound' in outcome) return sendErrorA(reply, 404, 'Status page not found');
+        if ('urlTaken' in outcome) return sendErrorB(reply, 400, `The url ${body.url} is taken`, { url: 'is taken' });
+        return outcome.updated;
+      },
+    );
+
+    app.delete(
+      '/v1/status-pages/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Delete a status page, with its subscriptions',
+          params: IdParams,
+          response: { 204: Type.Null(), 400: ErrorB, 404: ErrorB },
+        },
+      },
+      async (request, reply) => {
+        if (!(await deletePage(ctx.db, request.accountId, request.params.id))) {
+          return sendErrorB(reply, 404, 'Status page not found', { id: 'not found' });
+        }
+        return reply.code(204).send(null);
+      },
+    );
+  };

@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import type { Database, Queryable } from '../db/database.js';
+
+const UNIQUE_VIOLATION = '23505';
+
+export interface ServiceRecord {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface CardInput {
+  name: string;
+  services: string[];
+}
+
+export interface StatusPageInput {
+  name: string;
+  url: string;
+  cards: CardInput[];
+}
+
+export interface StatusPageRecord {
+  id: string;
+  name: string;
+  url: string;
+  cards: { name: string; services: { id: string; name: string }[] }[];
+  created_at: string;
+  updated_at: string | null;
+}
+
+interface PageRow {
+  id: string;
+  account_id: string;
+  name: string;
+  url: string;
+  cards: CardInput[];
+  created_at: Date;
+  updated_at: Date | null;
+}
+
+export async function createService(db: Queryable, accountId: string, name: string): Promise<ServiceRecord | undefined> {
+  const [row] = await db.query<{ id: string; name: string; created_at: Date }>(
+    `INSERT INTO status_page_services (id, account_id, name) VALUES ($1, $2, $3)
+     ON CONFLICT (account_id, name) DO NOTHING RETURNING id, name, created_at`,
+    [randomUUID(), accountId, name],
+  );
+  return row && { ...row, created_at: row.created_at.toISOString() };
+}
+
+export async function listServices(db: Queryable, accountId: string): Promise<ServiceRecord[]> {
+  const rows = await db.query<{ id: string; name: string; created_at: Date }>(
+    'SELECT id, name, created_at FROM status_page_services WHERE account_id = $1 ORDER BY name, id',
+    [accountId],
+  );
+  return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
+}
+
+/** Names of the account's services among `ids`; an id missing from the map is not the account's. */
+export async function serviceNames(db: Queryable, accountId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.query<{ id: string; name: string }>(
+    'SELECT id, name FROM status_page_services WHERE account_id = $1 AND id = ANY($2::uuid[])',
+    [accountId, [...new Set(ids)]],
+  );
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
+export type DeleteServiceOutcome = 'deleted' | 'not-found' | 'in-use';
+
+/** A service a status page still shows stays: the page would lose a line silently. */
+export async function deleteService(db: Database, accountId: string, id: string): Promise<DeleteServiceOutcome> {
+  return db.transaction(async (tx) => {
+    const [service] = await tx.query<{ id: string }>(
+      'SELECT id FROM status_page_services WHERE account_id = $1 AND id = $2 FOR UPDATE',
+      [accountId, id],
+    );
+    if (!service) return 'not-found';
+    const [used] = await tx.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM status_pages p, jsonb_array_elements(p.cards) card
+       WHERE p.account_id = $1 AND card->'services' ? $2`,
+      [accountId, id],
+    );
+    if (used!.n > 0) return 'in-use';
+    await tx.query('DELETE FROM status_page_services WHERE id = $1', [id]);
+    return 'deleted';
+  });
+}
+
+async function pageRecord(db: Queryable, row: PageRow): Promise<StatusPageRecord> {
+  const names = await serviceNames(db, row.account_id, row.cards.flatMap((card) => card.services));
+  return {
+    id: row.id,
+    name: row.name,
+    url: row.url,
+    cards: row.cards.map((card) => ({
+      name: card.name,
+      services: card.services.filter((id) => names.has(id)).map((id) => ({ id, name: names.get(id)! })),
+    })),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at?.toISOString() ?? null,
+  };
+}
+
+/** Undefined when the url is taken (urls are the public address, unique in the installation). */
+export async function createPage(db: Queryable, accountId: string, input: StatusPageInput): Promise<StatusPageRecord | undefined> {
+  const [row] = await db.query<PageRow>(
+    `INSERT INTO status_pages (id, account_id, name, url, cards) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (url) DO NOTHING RETURNING *`,
+    [randomUUID(), accountId, input.name, input.url, JSON.stringify(input.cards)],
+  );
+  return row && pageRecord(db, row);
+}
+
+export async function getPage(db: Queryable, accountId: string, id: string): Promise<StatusPageRecord | undefined> {
+  const [row] = await db.query<PageRow>('SELECT * FROM status_pages WHERE account_id = $1 AND id = $2', [accountId, id]);
+  return row && pageRecord(db, row);
+}
+
+/** A page by its public url, whoever's it is: what the public HTML page shows. */
+export async function pageByUrl(db: Queryable, url: string): Promise<(StatusPageRecord & { accountId: string }) | undefined> {
+  const [row] = await db.query<PageRow>('SELECT * FROM status_pages WHERE url = $1', [url]);
+  return row && { ...(await pageRecord(db, row)), accountId: row.account_id };
+}
+
+export async function listPages(db: Queryable, accountId: string, page: { limit: number; page: number }): Promise<StatusPageRecord[]> {
+  const rows = await db.query<PageRow>(
+    'SELECT * FROM status_pages WHERE account_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3',
+    [accountId, page.limit, (page.page - 1) * page.limit],
+  );
+  const records: StatusPageRecord[] = [];
+  for (const row of rows) records.push(await pageRecord(db, row));
+  return records;
+}
+
+export type UpdatePageOutcome = { updated: StatusPageRecord } | { notFound: true } | { urlTaken: true };
+
+export async function updatePage(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  input: StatusPageInput,
+): Promise<UpdatePageOutcome> {
+  let rows: PageRow[];
+  try {
+    rows = await db.query<PageRow>(
+      `UPDATE status_pages SET name = $3, url = $4, cards = $5, updated_at = now() WHERE account_id = $1 AND id = $2 RETURNING *`,
+      [accountId, id, input.name, input.url, JSON.stringify(input.cards)],
+    );
+  } catch (error) {
+    if ((error as { code?: string }).code === UNIQUE_VIOLATION) return { urlTaken: true };
+    throw error;
+  }
+  const [row] = rows;
+  return row ? { updated: await pageRecord(db, row) } : { notFound: true };
+}
+
+export async function deletePage(db: Queryable, accountId: string, id: string): Promise<boolean> {
+  const rows = await db.query('DELETE FROM status_pages WHERE account_id = $1 AND id = $2 RETURNING id', [accountId, id]);
+  return rows.length > 0;
+}
