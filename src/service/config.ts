@@ -33,6 +33,11 @@ export const serviceEnvSpecs = {
     default: 10,
     desc: 'Locations (private and data-center) one check may run at; entitlements locations.maxPerCheck',
   }),
+  SMTP_URL: pattern(/^smtps?:\/\/[^\s]+$/, 'an smtp:// or smtps:// URL (smtp://user:password@host:587)')({
+    default: undefined,
+    desc: 'Mail server for status page subscriber e-mail; unset writes each e-mail to the log instead',
+  }),
+  MAIL_FROM: str({ default: 'Outpost <outpost@localhost>', desc: 'From address of the e-mail the service sends' }),
   RATE_LIMIT_WINDOW_SECONDS: integer(1, 86_400)({ default: 60, desc: 'Length of the rate-limit window, in seconds' }),
 };
 
@@ -50,6 +55,13 @@ export interface ServiceConfig {
   /** Per API key, on the user API; undefined when switched off. */
   rateLimit: RateLimit | undefined;
   maxLocationsPerCheck: number;
+  mail: MailConfig;
+}
+
+export interface MailConfig {
+  /** Holds credentials: never logged. Undefined: e-mail goes to the log. */
+  smtpUrl: Secret | undefined;
+  from: string;
 }
 
 export interface RateLimit {
@@ -78,6 +90,7 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
     logLevel: parsed.LOG_LEVEL,
     tickMs: 1000,
     maxLocationsPerCheck: parsed.MAX_LOCATIONS_PER_CHECK,
+    mail: { smtpUrl: parsed.SMTP_URL ? new Secret(parsed.SMTP_URL) : undefined, from: parsed.MAIL_FROM },
     rateLimit:
       parsed.RATE_LIMIT_MAX === 0 ? undefined : { max: parsed.RATE_LIMIT_MAX, windowSeconds: parsed.RATE_LIMIT_WINDOW_SECONDS },
   };

@@ -21,4 +21,6 @@ export interface ServiceContext {
   rateLimit: RateLimit | undefined;
   /** Private and data-center locations together, per check. */
   maxLocationsPerCheck: number;
+  /** Sends what the outbox holds now, rather than at the next tick. */
+  wakeOutbox(): void;
 }

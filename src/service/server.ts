@@ -17,6 +17,7 @@ import { checkRoutes } from './routes/checks.js';
 import { agentCodeBundleRoutes, codeBundleRoutes } from './routes/code-bundles.js';
 import { registerRateLimit } from './rate-limit.js';
 import { privateLocationRoutes } from './routes/private-locations.js';
+import { publicStatusRoutes } from './routes/public-status.js';
 import { runtimeRoutes } from './routes/runtimes.js';
 import { statusPageRoutes } from './routes/status-pages.js';
 import { variableRoutes } from './routes/variables.js';
@@ -105,6 +106,8 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(maintenanceWindowRoutes(ctx));
     await user.register(statusPageRoutes(ctx));
   });
+
+  await app.register(publicStatusRoutes(ctx));
 
   await app.register(async (agent) => {
     agent.addHook('onRequest', agentAuth(ctx.agentKeys));

@@ -12,6 +12,8 @@ import { openDatabase } from './db/open.js';
 import { ServiceEvents } from './events.js';
 import { buildServer } from './server.js';
 import { releaseGroupRuns } from './group-runs.js';
+import { createMailer, type Mailer } from './mail/mailer.js';
+import { deliverDueMail } from './mail/outbox.js';
 import { Scheduler } from './scheduler.js';
 import { ensureAccount, ensureApiKey } from './store/accounts.js';
 
@@ -28,6 +30,8 @@ export interface ServiceOptions {
   logger?: Logger;
   leaseSeconds?: number;
   maxWaitSeconds?: number;
+  /** First retry delay of a failed e-mail (doubling after); tests shorten it. */
+  mailRetryBaseMs?: number;
 }
 
 export async function startService(config: ServiceConfig, options: ServiceOptions = {}): Promise<RunningService> {
@@ -41,6 +45,8 @@ export async function startService(config: ServiceConfig, options: ServiceOption
     const artifactsDir = config.artifactsDir ?? (await mkdtemp(join(tmpdir(), 'outpost-artifacts-')));
     await mkdir(artifactsDir, { recursive: true });
     const events = new ServiceEvents();
+    const mailer = createMailer(config.mail, logger);
+    const outbox = outboxRunner(db, mailer, logger, options.mailRetryBaseMs ?? 30_000);
     const ctx: ServiceContext = {
       db,
       agentKeys: new AgentKeys(db),
@@ -52,6 +58,7 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       maxWaitSeconds: options.maxWaitSeconds ?? 20,
       rateLimit: config.rateLimit,
       maxLocationsPerCheck: config.maxLocationsPerCheck,
+      wakeOutbox: outbox.wake,
     };
     const app = await buildServer(ctx);
     await app.listen({ port: config.port, host: config.host });
@@ -80,6 +87,8 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       async close() {
         await scheduler.stop();
         await Promise.all(releases);
+        await outbox.idle();
+        mailer.close();
         await app.close();
         await db.close();
       },
@@ -88,4 +97,35 @@ export async function startService(config: ServiceConfig, options: ServiceOption
     await db.close().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * One delivery round at a time: a wake-up during a round makes it go round
+ * once more, so an e-mail queued meanwhile is not left for the next tick.
+ */
+function outboxRunner(db: Database, mailer: Mailer, logger: Logger, retryBaseMs: number) {
+  let running: Promise<void> | undefined;
+  let again = false;
+  const round = async () => {
+    do {
+      again = false;
+      while ((await deliverDueMail(db, mailer, logger, retryBaseMs)) > 0) {
+        // another batch may be due
+      }
+    } while (again);
+  };
+  return {
+    wake: (): void => {
+      if (running) {
+        again = true;
+        return;
+      }
+      running = round()
+        .catch((error: unknown) => logger.error({ err: error }, 'e-mail delivery round failed; the next tick retries'))
+        .finally(() => (running = undefined));
+    },
+    idle: async (): Promise<void> => {
+      await running;
+    },
+  };
 }

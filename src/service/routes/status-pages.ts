@@ -3,7 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServiceContext } from '../context.js';
 import { sendErrorA, sendErrorB } from '../http-errors.js';
 import { ErrorA, ErrorB, IdParams, Pagination } from '../schemas/common.js';
+import { enqueueMail } from '../mail/outbox.js';
 import { INCIDENT_SEVERITIES, INCIDENT_STATUSES } from '../status-pages/incident-status.js';
+import { notifySubscribers, verificationMail } from '../status-pages/notifications.js';
 import {
   addIncidentUpdate,
   createIncident,
@@ -24,6 +26,7 @@ import {
   updatePage,
   type StatusPageInput,
 } from '../store/status-pages.js';
+import { createSubscription, deleteSubscription, listSubscriptions } from '../store/subscriptions.js';
 
 const tags = ['Status pages'];
 const Uuid = Type.String({ format: 'uuid' });
@@ -180,12 +183,13 @@ export const statusPageRoutes =
       async (request, reply) => {
         const problems = await unknownServices(request.accountId, { services: request.body.services });
         if (Object.keys(problems).length > 0) return sendErrorB(reply, 400, invalid(problems), problems);
-        const { incident } = await createIncident(ctx.db, request.accountId, {
+        const { incident, update } = await createIncident(ctx.db, request.accountId, {
           name: request.body.name,
           severity: request.body.severity ?? 'MINOR',
           services: request.body.services,
           update: updateInput(request.body.incidentUpdates[0]!),
         });
+        if (update.notifySubscribers) await notifySubscribers(ctx, request.accountId, incident, update);
         return reply.code(201).send(incident);
       },
     );
@@ -255,6 +259,7 @@ export const statusPageRoutes =
         const outcome = await addIncidentUpdate(ctx.db, request.accountId, request.params.incidentId, updateInput(request.body));
         if ('notFound' in outcome) return sendErrorA(reply, 404, 'Incident not found');
         if ('refused' in outcome) return sendErrorB(reply, 400, `Invalid body: status ${outcome.refused}`, { status: outcome.refused });
+        if (outcome.added.notifySubscribers) await notifySubscribers(ctx, request.accountId, outcome.incident, outcome.added);
         return reply.code(201).send(outcome.added);
       },
     );
@@ -304,6 +309,78 @@ export const statusPageRoutes =
         if ('notFound' in outcome) return sendErrorA(reply, 404, 'Status page not found');
         if ('urlTaken' in outcome) return sendErrorB(reply, 400, `The url ${body.url} is taken`, { url: 'is taken' });
         return outcome.updated;
+      },
+    );
+
+    const PageParam = Type.Object({ statusPageId: Uuid });
+    const SubscriptionRecord = Type.Object({
+      id: Type.String(),
+      type: Type.Literal('EMAIL'),
+      address: Type.String(),
+      status: Type.Union([Type.Literal('PENDING'), Type.Literal('VERIFIED')]),
+      created_at: Type.String(),
+      updated_at: Type.String(),
+    });
+
+    app.post(
+      '/v1/status-pages/:statusPageId/subscriptions',
+      {
+        schema: {
+          tags,
+          summary: 'Subscribe an e-mail address to a status page',
+          description:
+            'The subscription is PENDING, and the address gets a link to confirm it; following the link makes it VERIFIED. ' +
+            'Only VERIFIED subscribers are notified.',
+          params: PageParam,
+          body: Type.Object({ address: Type.String({ format: 'email', maxLength: 254 }) }),
+          response: { 201: SubscriptionRecord, 400: ErrorB, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const page = await getPage(ctx.db, request.accountId, request.params.statusPageId);
+        if (!page) return sendErrorA(reply, 404, 'Status page not found');
+        const created = await ctx.db.transaction(async (tx) => {
+          const made = await createSubscription(tx, page.id, request.body.address);
+          if (made) await enqueueMail(tx, [verificationMail(ctx, request.accountId, page, made.subscription.address, made.verifyToken)]);
+          return made;
+        });
+        if (!created) return sendErrorB(reply, 400, `${request.body.address} is already subscribed`, { address: 'is already subscribed' });
+        ctx.wakeOutbox();
+        return reply.code(201).send(created.subscription);
+      },
+    );
+
+    app.get(
+      '/v1/status-pages/:statusPageId/subscriptions',
+      {
+        schema: {
+          tags,
+          summary: 'List status page subscriptions',
+          params: PageParam,
+          response: { 200: Type.Array(SubscriptionRecord), 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const page = await getPage(ctx.db, request.accountId, request.params.statusPageId);
+        return page ? listSubscriptions(ctx.db, page.id) : sendErrorA(reply, 404, 'Status page not found');
+      },
+    );
+
+    app.delete(
+      '/v1/status-pages/:statusPageId/subscriptions/:subscriptionId',
+      {
+        schema: {
+          tags,
+          summary: 'Delete a status page subscription',
+          params: Type.Object({ statusPageId: Uuid, subscriptionId: Uuid }),
+          response: { 204: Type.Null(), 400: ErrorB, 404: ErrorB },
+        },
+      },
+      async (request, reply) => {
+        const page = await getPage(ctx.db, request.accountId, request.params.statusPageId);
+        const deleted = page ? await deleteSubscription(ctx.db, page.id, request.params.subscriptionId) : false;
+        if (!deleted) return sendErrorB(reply, 404, 'Subscription not found', { subscriptionId: 'not found' });
+        return reply.code(204).send(null);
       },
     );
 

@@ -142,18 +142,30 @@ export async function getIncident(db: Queryable, accountId: string, id: string):
   return row && incidentRecord(db, row);
 }
 
-/** Newest first; `open` keeps those not resolved. */
+/**
+ * Newest first. `open`: only those not resolved (true) or only resolved ones
+ * (false); `services`: naming any of them; `resolvedWithinDays`: resolved
+ * ones no older than that.
+ */
 export async function listIncidents(
   db: Queryable,
   accountId: string,
-  query: { limit: number; page: number; open?: boolean; services?: readonly string[] },
+  query: { limit: number; page: number; open?: boolean; services?: readonly string[]; resolvedWithinDays?: number },
 ): Promise<IncidentRecord[]> {
   const rows = await db.query<IncidentRow>(
     `SELECT * FROM incidents WHERE account_id = $1
        AND ($2::boolean IS NULL OR (status <> 'RESOLVED') = $2)
        AND ($3::text[] IS NULL OR services ?| $3::text[])
+       AND ($6::int IS NULL OR resolved_at IS NULL OR resolved_at > now() - make_interval(days => $6::int))
      ORDER BY created_at DESC, id LIMIT $4 OFFSET $5`,
-    [accountId, query.open ?? null, query.services ?? null, query.limit, (query.page - 1) * query.limit],
+    [
+      accountId,
+      query.open ?? null,
+      query.services ?? null,
+      query.limit,
+      (query.page - 1) * query.limit,
+      query.resolvedWithinDays ?? null,
+    ],
   );
   const records: IncidentRecord[] = [];
   for (const row of rows) records.push(await incidentRecord(db, row));
