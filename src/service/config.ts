@@ -38,6 +38,12 @@ export const serviceEnvSpecs = {
     desc: 'Mail server for status page subscriber e-mail; unset writes each e-mail to the log instead',
   }),
   MAIL_FROM: str({ default: 'Outpost <outpost@localhost>', desc: 'From address of the e-mail the service sends' }),
+  RCA_PROVIDER_URL: httpUrl({
+    default: undefined,
+    desc: 'External model for root cause analyses: POST {model, input}, answered by an analysis; unset uses the built-in analyser',
+  }),
+  RCA_PROVIDER_MODEL: str({ default: 'default', desc: 'Model name sent to RCA_PROVIDER_URL and shown in each analysis' }),
+  RCA_PROVIDER_TOKEN: str({ default: undefined, desc: 'Bearer token for RCA_PROVIDER_URL' }),
   RATE_LIMIT_WINDOW_SECONDS: integer(1, 86_400)({ default: 60, desc: 'Length of the rate-limit window, in seconds' }),
 };
 
@@ -56,6 +62,8 @@ export interface ServiceConfig {
   rateLimit: RateLimit | undefined;
   maxLocationsPerCheck: number;
   mail: MailConfig;
+  /** Undefined: the built-in analyser writes root cause analyses. */
+  analysisProvider: { url: string; model: string; token: Secret | undefined } | undefined;
 }
 
 export interface MailConfig {
@@ -90,6 +98,13 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
     logLevel: parsed.LOG_LEVEL,
     tickMs: 1000,
     maxLocationsPerCheck: parsed.MAX_LOCATIONS_PER_CHECK,
+    analysisProvider: parsed.RCA_PROVIDER_URL
+      ? {
+          url: parsed.RCA_PROVIDER_URL,
+          model: parsed.RCA_PROVIDER_MODEL,
+          token: parsed.RCA_PROVIDER_TOKEN ? new Secret(parsed.RCA_PROVIDER_TOKEN) : undefined,
+        }
+      : undefined,
     mail: { smtpUrl: parsed.SMTP_URL ? new Secret(parsed.SMTP_URL) : undefined, from: parsed.MAIL_FROM },
     rateLimit:
       parsed.RATE_LIMIT_MAX === 0 ? undefined : { max: parsed.RATE_LIMIT_MAX, windowSeconds: parsed.RATE_LIMIT_WINDOW_SECONDS },

@@ -23,4 +23,6 @@ export interface ServiceContext {
   maxLocationsPerCheck: number;
   /** Sends what the outbox holds now, rather than at the next tick. */
   wakeOutbox(): void;
+  /** Writes pending root cause analyses now, rather than at the next tick. */
+  wakeAnalyses(): void;
 }

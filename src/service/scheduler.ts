@@ -6,8 +6,8 @@ import { sweepJobs } from './store/jobs.js';
 
 /**
  * Each tick: start a run for every check whose time has come, re-offer jobs
- * whose lease ran out, time out what no agent took, move group runs on, and
- * send e-mail that is due.
+ * whose lease ran out, time out what no agent took, move group runs on, send
+ * e-mail that is due and write pending root cause analyses.
  * Ticks never overlap.
  */
 export class Scheduler {
@@ -42,8 +42,9 @@ export class Scheduler {
       for (const session of swept.completedSessions) this.ctx.events.emit('sessionCompleted', session);
       // Completions release a group run's next sessions at once; this catches any a crash or restart left held.
       await releaseGroupRuns(this.ctx);
-      // E-mail whose retry is due.
+      // E-mail and analyses whose retry is due, or that a restart left behind.
       this.ctx.wakeOutbox();
+      this.ctx.wakeAnalyses();
     } catch (error) {
       this.ctx.logger.error({ err: error }, 'scheduler tick failed; retrying next tick');
     }

@@ -18,6 +18,7 @@ import { agentCodeBundleRoutes, codeBundleRoutes } from './routes/code-bundles.j
 import { registerRateLimit } from './rate-limit.js';
 import { privateLocationRoutes } from './routes/private-locations.js';
 import { publicStatusRoutes } from './routes/public-status.js';
+import { rootCauseAnalysisRoutes } from './routes/root-cause-analyses.js';
 import { runtimeRoutes } from './routes/runtimes.js';
 import { statusPageRoutes } from './routes/status-pages.js';
 import { variableRoutes } from './routes/variables.js';
@@ -105,6 +106,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(memberRoutes(ctx));
     await user.register(maintenanceWindowRoutes(ctx));
     await user.register(statusPageRoutes(ctx));
+    await user.register(rootCauseAnalysisRoutes(ctx));
   });
 
   await app.register(publicStatusRoutes(ctx));

@@ -12,7 +12,10 @@ import { openDatabase } from './db/open.js';
 import { ServiceEvents } from './events.js';
 import { buildServer } from './server.js';
 import { releaseGroupRuns } from './group-runs.js';
-import { createMailer, type Mailer } from './mail/mailer.js';
+import { backgroundRounds } from './background-rounds.js';
+import { createMailer } from './mail/mailer.js';
+import { builtinAnalyser, generateNextAnalysis } from './rca/generator.js';
+import { HttpAnalysisProvider } from './rca/http-provider.js';
 import { deliverDueMail } from './mail/outbox.js';
 import { Scheduler } from './scheduler.js';
 import { ensureAccount, ensureApiKey } from './store/accounts.js';
@@ -32,6 +35,8 @@ export interface ServiceOptions {
   maxWaitSeconds?: number;
   /** First retry delay of a failed e-mail (doubling after); tests shorten it. */
   mailRetryBaseMs?: number;
+  /** First retry delay of a failed external analysis (doubling after); tests shorten it. */
+  analysisRetryBaseMs?: number;
 }
 
 export async function startService(config: ServiceConfig, options: ServiceOptions = {}): Promise<RunningService> {
@@ -46,7 +51,18 @@ export async function startService(config: ServiceConfig, options: ServiceOption
     await mkdir(artifactsDir, { recursive: true });
     const events = new ServiceEvents();
     const mailer = createMailer(config.mail, logger);
-    const outbox = outboxRunner(db, mailer, logger, options.mailRetryBaseMs ?? 30_000);
+    const mailRetryBaseMs = options.mailRetryBaseMs ?? 30_000;
+    const outbox = backgroundRounds(() => deliverDueMail(db, mailer, logger, mailRetryBaseMs), logger, 'e-mail delivery round');
+    const provider = config.analysisProvider
+      ? new HttpAnalysisProvider(config.analysisProvider.url, config.analysisProvider.model, config.analysisProvider.token)
+      : builtinAnalyser();
+    const stopping = new AbortController();
+    const analysisRetryBaseMs = options.analysisRetryBaseMs ?? 30_000;
+    const analyses = backgroundRounds(
+      () => generateNextAnalysis(db, provider, logger, analysisRetryBaseMs, stopping.signal),
+      logger,
+      'root cause analysis round',
+    );
     const ctx: ServiceContext = {
       db,
       agentKeys: new AgentKeys(db),
@@ -59,6 +75,7 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       rateLimit: config.rateLimit,
       maxLocationsPerCheck: config.maxLocationsPerCheck,
       wakeOutbox: outbox.wake,
+      wakeAnalyses: analyses.wake,
     };
     const app = await buildServer(ctx);
     await app.listen({ port: config.port, host: config.host });
@@ -86,10 +103,13 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       scheduler,
       async close() {
         await scheduler.stop();
+        // Requests first: one finishing now may still queue e-mail or an analysis.
+        stopping.abort();
+        await app.close();
         await Promise.all(releases);
         await outbox.idle();
+        await analyses.idle();
         mailer.close();
-        await app.close();
         await db.close();
       },
     };
@@ -99,33 +119,3 @@ export async function startService(config: ServiceConfig, options: ServiceOption
   }
 }
 
-/**
- * One delivery round at a time: a wake-up during a round makes it go round
- * once more, so an e-mail queued meanwhile is not left for the next tick.
- */
-function outboxRunner(db: Database, mailer: Mailer, logger: Logger, retryBaseMs: number) {
-  let running: Promise<void> | undefined;
-  let again = false;
-  const round = async () => {
-    do {
-      again = false;
-      while ((await deliverDueMail(db, mailer, logger, retryBaseMs)) > 0) {
-        // another batch may be due
-      }
-    } while (again);
-  };
-  return {
-    wake: (): void => {
-      if (running) {
-        again = true;
-        return;
-      }
-      running = round()
-        .catch((error: unknown) => logger.error({ err: error }, 'e-mail delivery round failed; the next tick retries'))
-        .finally(() => (running = undefined));
-    },
-    idle: async (): Promise<void> => {
-      await running;
-    },
-  };
-}

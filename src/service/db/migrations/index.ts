@@ -6,6 +6,7 @@ import * as checkGroups from './0005-check-groups.js';
 import * as maintenanceWindows from './0006-maintenance-windows.js';
 import * as statusPages from './0007-status-pages.js';
 import * as subscriptionsAndMail from './0008-subscriptions-and-mail.js';
+import * as rootCauseAnalyses from './0009-root-cause-analyses.js';
 
 export interface Migration {
   name: string;
@@ -13,4 +14,4 @@ export interface Migration {
 }
 
 /** Applied in this order; a migration, once released, is never edited, only followed. */
-export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups, maintenanceWindows, statusPages, subscriptionsAndMail];
+export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups, maintenanceWindows, statusPages, subscriptionsAndMail, rootCauseAnalyses];

@@ -1,0 +1,169 @@
+import Type from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import type { ServiceContext } from '../context.js';
+import { sendErrorA } from '../http-errors.js';
+import { failedResults, groupErrors, type ErrorGroup } from '../rca/error-groups.js';
+import { AnalysisSchema, type AnalysisInput } from '../rca/provider.js';
+import { ErrorA } from '../schemas/common.js';
+import { getCheck, type CheckRow } from '../store/checks.js';
+import { createAnalysis, getAnalysis, lastPassedBefore } from '../store/root-cause-analyses.js';
+import { getSessionRow } from '../store/sessions.js';
+
+const tags = ['Root cause analyses'];
+const Uuid = Type.String({ format: 'uuid' });
+const GroupId = Type.String({ pattern: '^[0-9a-f]{24}$' });
+
+const ErrorGroupSchema = Type.Object({
+  id: Type.String(),
+  checkId: Type.String(),
+  checkSessionId: Type.Union([Type.String(), Type.Null()]),
+  fingerprint: Type.String(),
+  code: Type.String(),
+  message: Type.String(),
+  count: Type.Integer(),
+  locations: Type.Array(Type.String()),
+  firstSeen: Type.String(),
+  lastSeen: Type.String(),
+});
+const Pending = Type.Object({ id: Type.String(), status: Type.Literal('PENDING') });
+const AnalysisRecordSchema = Type.Object({
+  id: Type.String(),
+  status: Type.Literal('COMPLETED'),
+  subject: Type.String(),
+  checkId: Type.Union([Type.String(), Type.Null()]),
+  checkSessionId: Type.Union([Type.String(), Type.Null()]),
+  errorGroup: ErrorGroupSchema,
+  provider: Type.String(),
+  model: Type.String(),
+  analysis: AnalysisSchema,
+  created_at: Type.String(),
+  completed_at: Type.String(),
+});
+
+export const rootCauseAnalysisRoutes =
+  (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    /** Starts an analysis of `groupId` among `groups`; answers 202 PENDING, or 404 for a group that is not there. */
+    async function start(
+      reply: FastifyReply,
+      accountId: string,
+      check: CheckRow,
+      subject: AnalysisInput['subject'],
+      groups: ReturnType<typeof groupErrors>,
+      groupId: string,
+    ) {
+      const found = groups.find(({ group }) => group.id === groupId);
+      if (!found) return sendErrorA(reply, 404, 'Error group not found');
+      const input: AnalysisInput = {
+        subject,
+        check: { id: check.id, name: check.name, checkType: check.check_type },
+        errorGroup: found.group,
+        results: found.sample,
+        lastPassedAt: await lastPassedBefore(ctx.db, accountId, check.id, found.group.firstSeen),
+      };
+      const id = await createAnalysis(ctx.db, accountId, input);
+      ctx.wakeAnalyses();
+      return reply.code(202).send({ id, status: 'PENDING' as const });
+    }
+
+    app.get(
+      '/v1/checks/:checkId/error-groups',
+      {
+        schema: {
+          tags,
+          summary: "List a check's error groups",
+          description: 'Its failed results of the last 30 days grouped by error (code and message, or the failed assertion), most frequent first.',
+          params: Type.Object({ checkId: Uuid }),
+          response: { 200: Type.Array(ErrorGroupSchema), 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const check = await getCheck(ctx.db, request.accountId, request.params.checkId);
+        if (!check) return sendErrorA(reply, 404, 'Check not found');
+        const groups = groupErrors(await failedResults(ctx.db, request.accountId, { checkId: check.id }), { checkSessionId: null });
+        return groups.map(({ group }): ErrorGroup => group);
+      },
+    );
+
+    app.post(
+      '/v1/checks/:checkId/error-groups/:errorGroupId/root-cause-analyses',
+      {
+        schema: {
+          tags,
+          summary: "Analyse a check's error group",
+          description: 'Answers 202 with the analysis id; GET /v1/root-cause-analyses/{id} answers 202 until it is written.',
+          params: Type.Object({ checkId: Uuid, errorGroupId: GroupId }),
+          response: { 202: Pending, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const check = await getCheck(ctx.db, request.accountId, request.params.checkId);
+        if (!check) return sendErrorA(reply, 404, 'Check not found');
+        const groups = groupErrors(await failedResults(ctx.db, request.accountId, { checkId: check.id }), { checkSessionId: null });
+        return start(reply, request.accountId, check, 'CHECK_ERROR_GROUP', groups, request.params.errorGroupId);
+      },
+    );
+
+    app.get(
+      '/v1/check-sessions/:checkSessionId/error-groups',
+      {
+        schema: {
+          tags,
+          summary: "List a test session's error groups",
+          description: "The session's failed location results grouped by error.",
+          params: Type.Object({ checkSessionId: Uuid }),
+          response: { 200: Type.Array(ErrorGroupSchema), 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const session = await getSessionRow(ctx.db, request.accountId, request.params.checkSessionId);
+        if (!session) return sendErrorA(reply, 404, 'Check session not found');
+        const results = await failedResults(ctx.db, request.accountId, { checkSessionId: session.id });
+        return groupErrors(results, { checkSessionId: session.id }).map(({ group }): ErrorGroup => group);
+      },
+    );
+
+    app.post(
+      '/v1/check-sessions/:checkSessionId/error-groups/:errorGroupId/root-cause-analyses',
+      {
+        schema: {
+          tags,
+          summary: "Analyse a test session's error group",
+          description: 'Answers 202 with the analysis id; GET /v1/root-cause-analyses/{id} answers 202 until it is written.',
+          params: Type.Object({ checkSessionId: Uuid, errorGroupId: GroupId }),
+          response: { 202: Pending, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const session = await getSessionRow(ctx.db, request.accountId, request.params.checkSessionId);
+        if (!session) return sendErrorA(reply, 404, 'Check session not found');
+        const check = await getCheck(ctx.db, request.accountId, session.check_id);
+        if (!check) return sendErrorA(reply, 404, 'Check not found');
+        const results = await failedResults(ctx.db, request.accountId, { checkSessionId: session.id });
+        const groups = groupErrors(results, { checkSessionId: session.id });
+        return start(reply, request.accountId, check, 'TEST_SESSION_ERROR_GROUP', groups, request.params.errorGroupId);
+      },
+    );
+
+    app.get(
+      '/v1/root-cause-analyses/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Retrieve a root cause analysis',
+          description: '202 {id, status: PENDING} while it is being written; 200 with the full record once COMPLETED.',
+          params: Type.Object({ id: Uuid }),
+          response: { 200: AnalysisRecordSchema, 202: Pending, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const record = await getAnalysis(ctx.db, request.accountId, request.params.id);
+        if (!record) return sendErrorA(reply, 404, 'Root cause analysis not found');
+        if (record.status === 'PENDING') return reply.code(202).send({ id: record.id, status: 'PENDING' as const });
+        const { provider, model, analysis, completed_at } = record;
+        if (!provider || !model || !analysis || !completed_at) throw new Error(`analysis ${record.id} is COMPLETED without its result`);
+        return reply.code(200).send({ ...record, status: 'COMPLETED' as const, provider, model, analysis, completed_at });
+      },
+    );
+  };
