@@ -44,6 +44,10 @@ export const serviceEnvSpecs = {
   }),
   RCA_PROVIDER_MODEL: str({ default: 'default', desc: 'Model name sent to RCA_PROVIDER_URL and shown in each analysis' }),
   RCA_PROVIDER_TOKEN: str({ default: undefined, desc: 'Bearer token for RCA_PROVIDER_URL' }),
+  SMS_WEBHOOK_URL: httpUrl({
+    default: undefined,
+    desc: 'SMS provider webhook: SMS alert channels POST {to, name, message} there; unset fails SMS alerts',
+  }),
   RATE_LIMIT_WINDOW_SECONDS: integer(1, 86_400)({ default: 60, desc: 'Length of the rate-limit window, in seconds' }),
 };
 
@@ -62,6 +66,8 @@ export interface ServiceConfig {
   rateLimit: RateLimit | undefined;
   maxLocationsPerCheck: number;
   mail: MailConfig;
+  /** Where SMS alerts are handed to a provider; undefined: SMS alerts fail, and say why. */
+  smsWebhookUrl: string | undefined;
   /** Undefined: the built-in analyser writes root cause analyses. */
   analysisProvider: { url: string; model: string; token: Secret | undefined } | undefined;
 }
@@ -105,6 +111,7 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
           token: parsed.RCA_PROVIDER_TOKEN ? new Secret(parsed.RCA_PROVIDER_TOKEN) : undefined,
         }
       : undefined,
+    smsWebhookUrl: parsed.SMS_WEBHOOK_URL,
     mail: { smtpUrl: parsed.SMTP_URL ? new Secret(parsed.SMTP_URL) : undefined, from: parsed.MAIL_FROM },
     rateLimit:
       parsed.RATE_LIMIT_MAX === 0 ? undefined : { max: parsed.RATE_LIMIT_MAX, windowSeconds: parsed.RATE_LIMIT_WINDOW_SECONDS },

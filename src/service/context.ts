@@ -25,4 +25,6 @@ export interface ServiceContext {
   wakeOutbox(): void;
   /** Writes pending root cause analyses now, rather than at the next tick. */
   wakeAnalyses(): void;
+  /** Sends pending alert deliveries now, rather than at the next tick. */
+  wakeAlerts(): void;
 }

@@ -1,4 +1,5 @@
 import type { ServiceContext } from './context.js';
+import { sendDueReminders } from './alerts/engine.js';
 import { releaseGroupRuns } from './group-runs.js';
 import { startRun } from './runs.js';
 import { claimDueChecks } from './store/checks.js';
@@ -7,7 +8,8 @@ import { sweepJobs } from './store/jobs.js';
 /**
  * Each tick: start a run for every check whose time has come, re-offer jobs
  * whose lease ran out, time out what no agent took, move group runs on, send
- * e-mail that is due and write pending root cause analyses.
+ * alert reminders, e-mail and alerts that are due, and write pending root
+ * cause analyses.
  * Ticks never overlap.
  */
 export class Scheduler {
@@ -42,9 +44,11 @@ export class Scheduler {
       for (const session of swept.completedSessions) this.ctx.events.emit('sessionCompleted', session);
       // Completions release a group run's next sessions at once; this catches any a crash or restart left held.
       await releaseGroupRuns(this.ctx);
-      // E-mail and analyses whose retry is due, or that a restart left behind.
+      await sendDueReminders(this.ctx);
+      // E-mail, analyses and alerts whose retry is due, or that a restart left behind.
       this.ctx.wakeOutbox();
       this.ctx.wakeAnalyses();
+      this.ctx.wakeAlerts();
     } catch (error) {
       this.ctx.logger.error({ err: error }, 'scheduler tick failed; retrying next tick');
     }

@@ -8,6 +8,7 @@ import type { ServiceContext } from './context.js';
 import { errorHandler, sendErrorA } from './http-errors.js';
 import { accountRoutes } from './routes/account.js';
 import { agentRoutes } from './routes/agent.js';
+import { alertChannelRoutes } from './routes/alert-channels.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { maintenanceWindowRoutes } from './routes/maintenance-windows.js';
 import { memberRoutes } from './routes/members.js';
@@ -107,6 +108,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(maintenanceWindowRoutes(ctx));
     await user.register(statusPageRoutes(ctx));
     await user.register(rootCauseAnalysisRoutes(ctx));
+    await user.register(alertChannelRoutes(ctx));
   });
 
   await app.register(publicStatusRoutes(ctx));

@@ -12,6 +12,8 @@ import { openDatabase } from './db/open.js';
 import { ServiceEvents } from './events.js';
 import { buildServer } from './server.js';
 import { releaseGroupRuns } from './group-runs.js';
+import { deliverDueAlerts } from './alerts/deliveries.js';
+import { judgeRun } from './alerts/engine.js';
 import { backgroundRounds } from './background-rounds.js';
 import { createMailer } from './mail/mailer.js';
 import { builtinAnalyser, generateNextAnalysis } from './rca/generator.js';
@@ -37,6 +39,8 @@ export interface ServiceOptions {
   mailRetryBaseMs?: number;
   /** First retry delay of a failed external analysis (doubling after); tests shorten it. */
   analysisRetryBaseMs?: number;
+  /** First retry delay of a failed alert delivery (doubling after); tests shorten it. */
+  alertRetryBaseMs?: number;
 }
 
 export async function startService(config: ServiceConfig, options: ServiceOptions = {}): Promise<RunningService> {
@@ -63,6 +67,8 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       logger,
       'root cause analysis round',
     );
+    const alertOptions = { retryBaseMs: options.alertRetryBaseMs ?? 30_000, smsWebhookUrl: config.smsWebhookUrl };
+    const alerts = backgroundRounds(() => deliverDueAlerts(db, mailer, logger, alertOptions), logger, 'alert delivery round');
     const ctx: ServiceContext = {
       db,
       agentKeys: new AgentKeys(db),
@@ -76,6 +82,7 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       maxLocationsPerCheck: config.maxLocationsPerCheck,
       wakeOutbox: outbox.wake,
       wakeAnalyses: analyses.wake,
+      wakeAlerts: alerts.wake,
     };
     const app = await buildServer(ctx);
     await app.listen({ port: config.port, host: config.host });
@@ -83,14 +90,17 @@ export async function startService(config: ServiceConfig, options: ServiceOption
     if (!config.publicUrl) ctx.baseUrl = `http://localhost:${port}`;
     const scheduler = new Scheduler(ctx, config.tickMs);
     scheduler.start();
-    // A finished session of a group run makes room for the run's next one.
-    const releases = new Set<Promise<void>>();
+    // A finished session may make room in its group run, and may change its check's alerts.
+    const followUps = new Set<Promise<void>>();
+    const follow = (work: Promise<void>, what: string) => {
+      const tracked = work
+        .catch((error: unknown) => logger.error({ err: error }, `${what} failed`))
+        .finally(() => followUps.delete(tracked));
+      followUps.add(tracked);
+    };
     events.on('sessionCompleted', (session) => {
-      if (!session.group_run_id) return;
-      const release = releaseGroupRuns(ctx, [session.group_run_id])
-        .catch((error: unknown) => logger.error({ err: error }, 'releasing a group run failed; the next tick retries'))
-        .finally(() => releases.delete(release));
-      releases.add(release);
+      if (session.group_run_id) follow(releaseGroupRuns(ctx, [session.group_run_id]), 'releasing a group run (the next tick retries)');
+      follow(judgeRun(ctx, session), 'judging a run for alerts');
     });
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -106,9 +116,10 @@ export async function startService(config: ServiceConfig, options: ServiceOption
         // Requests first: one finishing now may still queue e-mail or an analysis.
         stopping.abort();
         await app.close();
-        await Promise.all(releases);
+        await Promise.all(followUps);
         await outbox.idle();
         await analyses.idle();
+        await alerts.idle();
         mailer.close();
         await db.close();
       },

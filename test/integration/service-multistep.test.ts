@@ -86,6 +86,8 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
     it('stores every field as sent; scriptPath and dependencies are accepted but never answered', async () => {
       const group = await service.api('POST', '/v1/check-groups', { name: 'Checkout', activated: false });
       expect(group.status).toBe(201);
+      const channel = await service.api('POST', '/v1/alert-channels', { type: 'EMAIL', config: { address: 'ops@example.test' } });
+      const serviceId = (await service.api('POST', '/v1/status-pages/services', { name: `Checkout ${randomUUID()}` })).body.id;
       const body = {
         activated: false,
         muted: true,
@@ -103,9 +105,9 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
         groupId: group.body.id,
         groupOrder: 0,
         runtimeId: '2025.04',
-        alertChannelSubscriptions: [{ alertChannelId: 3, activated: true }],
+        alertChannelSubscriptions: [{ alertChannelId: channel.body.id, activated: true }],
         retryStrategy: { baseBackoffSeconds: 60, sameRegion: true, maxRetries: 2, maxDurationSeconds: 600, onlyOn: ['NETWORK_ERROR'] },
-        triggerIncident: { serviceId: 'svc-1', name: 'Checkout down', description: 'Customers cannot pay', notifySubscribers: true },
+        triggerIncident: { serviceId, name: 'Checkout down', description: 'Customers cannot pay', notifySubscribers: true },
         runParallel: true,
         description: 'Logs in and pays',
         checkType: 'MULTI_STEP',
@@ -123,7 +125,7 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
         id: expect.any(String),
         name: 'Login journey',
         script: SCRIPT,
-        alertChannels: { email: [], webhook: [], slack: [], sms: [] },
+        alertChannels: { email: [{ address: 'ops@example.test' }], webhook: [], slack: [], sms: [] },
         created_at: expect.any(String),
         updated_at: null,
       });

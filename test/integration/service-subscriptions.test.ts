@@ -146,10 +146,13 @@ describe.each(DB_KINDS)('status page subscriptions and their e-mail (%s)', (kind
     expect(to(stranger.address).map((mail) => mail.subject)).toEqual(['Confirm your subscription to Elsewhere']);
     expect(smtp.received.some((mail) => mail.subject.includes(quiet.body.name))).toBe(false);
 
-    const outbox = await service.service.db.query<{ kind: string; state: string }>(
-      "SELECT kind, state FROM email_outbox WHERE recipient = $1 ORDER BY created_at",
-      [reader.address],
-    );
+    const outbox = await eventually(async () => {
+      const rows = await service.service.db.query<{ kind: string; state: string }>(
+        'SELECT kind, state FROM email_outbox WHERE recipient = $1 ORDER BY created_at',
+        [reader.address],
+      );
+      return rows.every((row) => row.state === 'sent') ? rows : undefined;
+    }, 5000, 'every e-mail recorded as sent');
     expect(outbox).toEqual([
       { kind: 'subscription-verify', state: 'sent' },
       { kind: 'incident-update', state: 'sent' },
@@ -180,10 +183,14 @@ describe.each(DB_KINDS)('status page subscriptions and their e-mail (%s)', (kind
     smtp.refuse(to, 2);
     await call('POST', `/v1/status-pages/${page.id}/subscriptions`, { address: to });
     await smtp.waitFor(to, /Confirm/, 15_000);
-    const [row] = await service.service.db.query<{ state: string; attempts: number; last_error: string | null }>(
-      'SELECT state, attempts, last_error FROM email_outbox WHERE recipient = $1',
-      [to],
-    );
+    // The server has the e-mail a moment before the service records that it was sent.
+    const row = await eventually(async () => {
+      const [found] = await service.service.db.query<{ state: string; attempts: number; last_error: string | null }>(
+        'SELECT state, attempts, last_error FROM email_outbox WHERE recipient = $1',
+        [to],
+      );
+      return found?.state === 'sent' ? found : undefined;
+    }, 5000, 'the e-mail recorded as sent');
     expect(row).toEqual({ state: 'sent', attempts: 3, last_error: null });
   });
 

@@ -3,6 +3,7 @@ import type { Job } from '../../protocol/agent-api.js';
 import type { CheckType } from '../../protocol/enums.js';
 import type { Queryable } from '../db/database.js';
 import { frequencySchema, LocationSchema } from '../schemas/common.js';
+import { AlertChannelSubscriptionSchema, AlertSettingsSchema, TriggerIncidentSchema } from './alert-fields.js';
 
 /** Fields every check type shares. */
 export const CheckCommonFields = {
@@ -16,6 +17,11 @@ export const CheckCommonFields = {
   frequency: Type.Optional(frequencySchema(10)),
   description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
   runParallel: Type.Optional(Type.Boolean({ default: false })),
+  // How the check alerts; the alerting in src/service/alerts reads them for every type.
+  alertSettings: Type.Optional(Type.Union([AlertSettingsSchema, Type.Null()], { default: null })),
+  useGlobalAlertSettings: Type.Optional(Type.Boolean({ default: true })),
+  alertChannelSubscriptions: Type.Optional(Type.Array(AlertChannelSubscriptionSchema, { maxItems: 100, default: [] })),
+  triggerIncident: Type.Optional(Type.Union([TriggerIncidentSchema, Type.Null()], { default: null })),
 };
 
 /**

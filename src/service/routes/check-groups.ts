@@ -9,6 +9,7 @@ import { startGroupRun } from '../group-runs.js';
 import { collapse, sendErrorA, sendErrorB } from '../http-errors.js';
 import { CheckResponseSchema } from '../schemas/check-response.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
+import { channelsById } from '../store/alert-channels.js';
 import { createGroup, deleteGroup, getGroup, groupChecks, listGroups, updateGroup, type GroupRow } from '../store/check-groups.js';
 import { privateLocationIdsBySlug } from '../store/private-locations.js';
 import { sessionRecord } from '../store/sessions.js';
@@ -179,7 +180,8 @@ export const checkGroupRoutes =
       async (request, reply) => {
         const group = await getGroup(ctx.db, request.accountId, request.params.id);
         if (!group) return sendErrorA(reply, 404, 'Check group not found');
-        return (await groupChecks(ctx.db, request.accountId, group.id)).map(checkResponse);
+        const channels = await channelsById(ctx.db, request.accountId);
+        return (await groupChecks(ctx.db, request.accountId, group.id)).map((row) => checkResponse(row, channels));
       },
     );
 

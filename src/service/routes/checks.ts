@@ -14,11 +14,14 @@ import { collapse, sendErrorA, sendErrorB } from '../http-errors.js';
 import { CheckResponseSchema, type CheckResponse } from '../schemas/check-response.js';
 import { ErrorA, ErrorB, Pagination } from '../schemas/common.js';
 import { createCheck, deleteCheck, getCheck, listChecks, updateCheck, type CheckRow } from '../store/checks.js';
+import { channelsById, type ChannelRecord } from '../store/alert-channels.js';
 import { getGroup } from '../store/check-groups.js';
+import { serviceNames } from '../store/status-pages.js';
 import { privateLocationIdsBySlug } from '../store/private-locations.js';
 import { compileBodyValidator } from '../validation.js';
 
 const tags = ['Checks'];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const AutoAssign = Type.Object({ autoAssignAlerts: Type.Optional(Type.Boolean({ default: true })) });
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
 
@@ -32,7 +35,23 @@ function shownDefinition(row: CheckRow): Record<string, unknown> {
   return shown;
 }
 
-export function checkResponse(row: CheckRow): CheckResponse {
+/** The channels a check sends to, by kind, as the spec's alertChannels shows them. */
+export function alertChannelsOf(definition: CheckDefinition, channels: ReadonlyMap<number, ChannelRecord>): CheckResponse['alertChannels'] {
+  const shown: CheckResponse['alertChannels'] = { email: [], webhook: [], slack: [], sms: [] };
+  const subscriptions = (definition.alertChannelSubscriptions ?? []) as { alertChannelId: number; activated: boolean }[];
+  for (const subscription of subscriptions) {
+    const channel = subscription.activated ? channels.get(subscription.alertChannelId) : undefined;
+    if (!channel) continue;
+    const config = channel.config;
+    if (channel.type === 'EMAIL') shown.email.push({ address: String(config.address) });
+    else if (channel.type === 'SLACK') shown.slack.push({ url: String(config.url) });
+    else if (channel.type === 'SMS') shown.sms.push({ number: String(config.number), name: String(config.name) });
+    else shown.webhook.push({ url: config.url, name: config.name, method: config.method, headers: config.headers, queryParameters: config.queryParameters });
+  }
+  return shown;
+}
+
+export function checkResponse(row: CheckRow, channels: ReadonlyMap<number, ChannelRecord>): CheckResponse {
   return {
     ...shownDefinition(row),
     id: row.id,
@@ -44,10 +63,23 @@ export function checkResponse(row: CheckRow): CheckResponse {
     locations: row.definition.locations,
     tags: row.tags,
     privateLocations: row.private_locations,
-    alertChannels: { email: [], webhook: [], slack: [], sms: [] },
+    alertChannels: alertChannelsOf(row.definition, channels),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at?.toISOString() ?? null,
   };
+}
+
+/**
+ * autoAssignAlerts: a new check also subscribes to every channel marked
+ * autoSubscribe that it does not name itself.
+ */
+function withAutoSubscribed(definition: CheckDefinition, channels: ReadonlyMap<number, ChannelRecord>): unknown[] {
+  const own = (definition.alertChannelSubscriptions ?? []) as { alertChannelId: number; activated: boolean }[];
+  const named = new Set(own.map((subscription) => subscription.alertChannelId));
+  const auto = [...channels.values()]
+    .filter((channel) => channel.autoSubscribe && !named.has(channel.id))
+    .map((channel) => ({ alertChannelId: channel.id, activated: true }));
+  return [...own, ...auto];
 }
 
 type Verdict = { definition: CheckDefinition } | { message: string; attributes: Record<string, string> };
@@ -71,6 +103,16 @@ async function judge(
   const known = await privateLocationIdsBySlug(db, accountId, definition.privateLocations);
   const unknown = definition.privateLocations.filter((slug) => !known.has(slug));
   if (unknown.length > 0) attributes.privateLocations = `unknown private location: ${unknown.join(', ')}`;
+  const channels = await channelsById(db, accountId);
+  ((definition.alertChannelSubscriptions ?? []) as { alertChannelId: number }[]).forEach((subscription, index) => {
+    if (!channels.has(subscription.alertChannelId)) {
+      attributes[`alertChannelSubscriptions.${index}.alertChannelId`] = `unknown alert channel: ${subscription.alertChannelId}`;
+    }
+  });
+  const serviceId = (definition.triggerIncident as { serviceId?: string } | null | undefined)?.serviceId;
+  if (serviceId !== undefined && !(UUID.test(serviceId) && (await serviceNames(db, accountId, [serviceId])).has(serviceId))) {
+    attributes['triggerIncident.serviceId'] = `unknown status page service: ${serviceId}`;
+  }
   if (typeof definition.groupId === 'number' && !(await getGroup(db, accountId, definition.groupId))) {
     attributes.groupId = `unknown check group: ${definition.groupId}`;
   }
@@ -105,14 +147,16 @@ export const checkRoutes =
         },
         async (request, reply) => {
           // ajv has filled every default in.
-          const body = nullsAsDefaults(type.createSchema, {
+          const body: CheckDefinition = nullsAsDefaults(type.createSchema, {
             ...(request.body as unknown as CheckDefinition),
             checkType: type.checkType,
           });
+          const channels = await channelsById(ctx.db, request.accountId);
+          if (request.query.autoAssignAlerts ?? true) body.alertChannelSubscriptions = withAutoSubscribed(body, channels);
           const verdict = await judge(ctx, request.accountId, type, body);
           if (!('definition' in verdict)) return sendErrorB(reply, 400, verdict.message, verdict.attributes);
           const row = await createCheck(ctx.db, request.accountId, type.checkType, verdict.definition);
-          return reply.code(201).send(checkResponse(row));
+          return reply.code(201).send(checkResponse(row, channels));
         },
       );
 
@@ -148,7 +192,9 @@ export const checkRoutes =
           const verdict = await judge(ctx, request.accountId, type, definition);
           if (!('definition' in verdict)) return sendErrorB(reply, 400, verdict.message, verdict.attributes);
           const row = await updateCheck(ctx.db, request.accountId, stored.id, verdict.definition);
-          return row ? checkResponse(row) : sendErrorA(reply, 404, `${type.checkType} check not found`);
+          return row
+            ? checkResponse(row, await channelsById(ctx.db, request.accountId))
+            : sendErrorA(reply, 404, `${type.checkType} check not found`);
         },
       );
     }
@@ -161,7 +207,8 @@ export const checkRoutes =
           limit: request.query.limit ?? 10,
           page: request.query.page ?? 1,
         });
-        return rows.map(checkResponse);
+        const channels = await channelsById(ctx.db, request.accountId);
+        return rows.map((row) => checkResponse(row, channels));
       },
     );
 
@@ -170,7 +217,7 @@ export const checkRoutes =
       { schema: { tags, summary: 'Retrieve a check', params: IdParams, response: { 200: CheckResponseSchema, 404: ErrorA } } },
       async (request, reply) => {
         const row = await getCheck(ctx.db, request.accountId, request.params.id);
-        return row ? checkResponse(row) : sendErrorA(reply, 404, 'Check not found');
+        return row ? checkResponse(row, await channelsById(ctx.db, request.accountId)) : sendErrorA(reply, 404, 'Check not found');
       },
     );
 

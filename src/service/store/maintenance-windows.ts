@@ -337,3 +337,9 @@ export async function editUpdate(
     return { edited: updateRecord(windowId, row!) };
   });
 }
+
+/** Every window of the account, for deciding which cover a check now. */
+export async function allWindows(db: Queryable, accountId: string): Promise<WindowRecord[]> {
+  const rows = await db.query<WindowRow>('SELECT * FROM maintenance_windows WHERE account_id = $1 ORDER BY id', [accountId]);
+  return rows.map(windowRecord);
+}

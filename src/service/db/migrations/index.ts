@@ -7,6 +7,7 @@ import * as maintenanceWindows from './0006-maintenance-windows.js';
 import * as statusPages from './0007-status-pages.js';
 import * as subscriptionsAndMail from './0008-subscriptions-and-mail.js';
 import * as rootCauseAnalyses from './0009-root-cause-analyses.js';
+import * as alerts from './0010-alerts.js';
 
 export interface Migration {
   name: string;
@@ -14,4 +15,4 @@ export interface Migration {
 }
 
 /** Applied in this order; a migration, once released, is never edited, only followed. */
-export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups, maintenanceWindows, statusPages, subscriptionsAndMail, rootCauseAnalyses];
+export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups, maintenanceWindows, statusPages, subscriptionsAndMail, rootCauseAnalyses, alerts];

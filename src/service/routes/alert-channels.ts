@@ -1,0 +1,215 @@
+import Type from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { CHANNEL_TYPES, parseChannelConfig } from '../alerts/channel-config.js';
+import { AlertSettingsSchema } from '../check-types/alert-fields.js';
+import type { ServiceContext } from '../context.js';
+import { sendErrorA, sendErrorB } from '../http-errors.js';
+import { ErrorA, ErrorB } from '../schemas/common.js';
+import {
+  accountAlertSettings,
+  createChannel,
+  deleteChannel,
+  getChannel,
+  listChannels,
+  listDeliveries,
+  saveAccountAlertSettings,
+  updateChannel,
+  type AlertSettings,
+  type ChannelInput,
+} from '../store/alert-channels.js';
+
+const tags = ['Alert channels'];
+const ChannelId = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
+
+const ChannelBody = Type.Object({
+  type: Type.Enum(CHANNEL_TYPES),
+  config: Type.Record(Type.String(), Type.Unknown(), { description: 'By type: see docs/api.md' }),
+  sendFailure: Type.Optional(Type.Boolean({ default: true })),
+  sendRecovery: Type.Optional(Type.Boolean({ default: true })),
+  sendDegraded: Type.Optional(Type.Boolean({ default: false })),
+  autoSubscribe: Type.Optional(
+    Type.Boolean({ default: false, description: 'Checks created with autoAssignAlerts (the default) subscribe to it' }),
+  ),
+});
+const ChannelRecord = Type.Object({
+  id: Type.Integer(),
+  type: Type.String(),
+  config: Type.Record(Type.String(), Type.Unknown()),
+  sendFailure: Type.Boolean(),
+  sendRecovery: Type.Boolean(),
+  sendDegraded: Type.Boolean(),
+  autoSubscribe: Type.Boolean(),
+  created_at: Type.String(),
+  updated_at: Type.Union([Type.String(), Type.Null()]),
+});
+const NewChannel = Type.Object({
+  ...ChannelRecord.properties,
+  signingSecret: Type.String({ description: 'Signs webhook bodies (x-outpost-signature); shown in this answer only' }),
+});
+const Delivery = Type.Object({
+  id: Type.String(),
+  channelId: Type.Union([Type.Integer(), Type.Null()]),
+  channelType: Type.String(),
+  checkId: Type.Union([Type.String(), Type.Null()]),
+  checkSessionId: Type.Union([Type.String(), Type.Null()]),
+  event: Type.String(),
+  state: Type.String(),
+  attempts: Type.Integer(),
+  lastStatus: Type.Union([Type.Integer(), Type.Null()]),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(),
+  delivered_at: Type.Union([Type.String(), Type.Null()]),
+});
+const SettingsRecord = Type.Object({
+  escalationType: Type.String(),
+  runBasedEscalation: Type.Object({ failedRunThreshold: Type.Number() }),
+  reminders: Type.Object({ amount: Type.Number(), interval: Type.Number() }),
+  parallelRunFailureThreshold: Type.Object({ enabled: Type.Boolean(), percentage: Type.Number() }),
+});
+
+export const alertChannelRoutes =
+  (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const input = (body: {
+      type: ChannelInput['type'];
+      config: Record<string, unknown>;
+      sendFailure?: boolean;
+      sendRecovery?: boolean;
+      sendDegraded?: boolean;
+      autoSubscribe?: boolean;
+    }): { input: ChannelInput } | { problems: Record<string, string> } => {
+      const parsed = parseChannelConfig(body.type, body.config);
+      if ('problems' in parsed) return parsed;
+      return {
+        input: {
+          type: body.type,
+          config: parsed.config,
+          sendFailure: body.sendFailure ?? true,
+          sendRecovery: body.sendRecovery ?? true,
+          sendDegraded: body.sendDegraded ?? false,
+          autoSubscribe: body.autoSubscribe ?? false,
+        },
+      };
+    };
+    const invalid = (problems: Record<string, string>) =>
+      `Invalid body: ${Object.entries(problems).map(([field, problem]) => `${field} ${problem}`).join('; ')}`;
+
+    app.post(
+      '/v1/alert-channels',
+      { schema: { tags, summary: 'Create an alert channel', body: ChannelBody, response: { 201: NewChannel, 400: ErrorB } } },
+      async (request, reply) => {
+        const parsed = input(request.body);
+        if ('problems' in parsed) return sendErrorB(reply, 400, invalid(parsed.problems), parsed.problems);
+        return reply.code(201).send(await createChannel(ctx.db, request.accountId, parsed.input));
+      },
+    );
+
+    app.get(
+      '/v1/alert-channels',
+      { schema: { tags, summary: 'List alert channels', response: { 200: Type.Array(ChannelRecord) } } },
+      async (request) => listChannels(ctx.db, request.accountId),
+    );
+
+    app.get(
+      '/v1/alert-channels/:id',
+      { schema: { tags, summary: 'Retrieve an alert channel', params: ChannelId, response: { 200: ChannelRecord, 404: ErrorA } } },
+      async (request, reply) =>
+        (await getChannel(ctx.db, request.accountId, request.params.id)) ?? sendErrorA(reply, 404, 'Alert channel not found'),
+    );
+
+    app.put(
+      '/v1/alert-channels/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Replace an alert channel',
+          params: ChannelId,
+          body: ChannelBody,
+          response: { 200: ChannelRecord, 400: ErrorB, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const parsed = input(request.body);
+        if ('problems' in parsed) return sendErrorB(reply, 400, invalid(parsed.problems), parsed.problems);
+        return (
+          (await updateChannel(ctx.db, request.accountId, request.params.id, parsed.input)) ??
+          sendErrorA(reply, 404, 'Alert channel not found')
+        );
+      },
+    );
+
+    app.delete(
+      '/v1/alert-channels/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Delete an alert channel',
+          description: 'Checks subscribed to it stop sending there; their subscriptions to it are ignored.',
+          params: ChannelId,
+          response: { 204: Type.Null(), 400: ErrorB, 404: ErrorB },
+        },
+      },
+      async (request, reply) => {
+        if (!(await deleteChannel(ctx.db, request.accountId, request.params.id))) {
+          return sendErrorB(reply, 404, 'Alert channel not found', { id: 'not found' });
+        }
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.get(
+      '/v1/alert-channels/:id/deliveries',
+      {
+        schema: {
+          tags,
+          summary: "An alert channel's latest deliveries",
+          description: 'Newest first, at most 50: what was sent, how often it was tried, and what the receiver answered.',
+          params: ChannelId,
+          response: { 200: Type.Array(Delivery), 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const channel = await getChannel(ctx.db, request.accountId, request.params.id);
+        return channel ? listDeliveries(ctx.db, request.accountId, channel.id) : sendErrorA(reply, 404, 'Alert channel not found');
+      },
+    );
+
+    app.get(
+      '/v1/accounts/me/alert-settings',
+      {
+        schema: {
+          tags,
+          summary: "The account's alert settings",
+          description: 'What checks with useGlobalAlertSettings (the default) alert by.',
+          response: { 200: SettingsRecord },
+        },
+      },
+      async (request) => accountAlertSettings(ctx.db, request.accountId),
+    );
+
+    app.put(
+      '/v1/accounts/me/alert-settings',
+      {
+        schema: {
+          tags,
+          summary: "Change the account's alert settings",
+          description: 'Fields left out keep their value.',
+          body: AlertSettingsSchema,
+          response: { 200: SettingsRecord, 400: ErrorB },
+        },
+      },
+      async (request) => {
+        const stored = await accountAlertSettings(ctx.db, request.accountId);
+        const body = request.body;
+        const settings: AlertSettings = {
+          escalationType: body.escalationType ?? stored.escalationType,
+          runBasedEscalation: { ...stored.runBasedEscalation, ...body.runBasedEscalation },
+          reminders: { ...stored.reminders, ...body.reminders },
+          parallelRunFailureThreshold: { ...stored.parallelRunFailureThreshold, ...body.parallelRunFailureThreshold },
+        };
+        await saveAccountAlertSettings(ctx.db, request.accountId, settings);
+        return settings;
+      },
+    );
+  };
+
