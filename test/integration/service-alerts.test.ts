@@ -325,6 +325,39 @@ describe.each(DB_KINDS)('alerts (%s)', (kind) => {
       ]);
     });
 
+    it('counts a run at several locations as failed only past parallelRunFailureThreshold, and as degraded below it', async () => {
+      const { call, channel } = await freshAccount();
+      const tag = randomUUID().slice(0, 8);
+      const hook = await channel('WEBHOOK', { name: 'x', url: `${receiver.base}/parallel-${tag}` }, { sendDegraded: true });
+      const agents: ManualAgent[] = [];
+      const slugs: string[] = [];
+      for (const name of ['east', 'west']) {
+        const slugName = `${name}-${tag}`;
+        const location = await call('POST', '/v1/private-locations', { name, slugName });
+        const key = await call('POST', `/v1/private-locations/${location.body.id}/keys`);
+        agents.push(await new ManualAgent(service, key.body.rawKey).connect());
+        slugs.push(slugName);
+      }
+      const watched = (
+        await call('POST', '/v1/checks/url', urlCheckBody(slugs, {
+          activated: false,
+          useGlobalAlertSettings: false,
+          alertSettings: { escalationType: 'RUN_BASED', parallelRunFailureThreshold: { enabled: true, percentage: 60 } },
+          alertChannelSubscriptions: [{ alertChannelId: hook.id, activated: true }],
+        }))
+      ).body;
+      const runWith = async (outcomes: Partial<Result>[]) => {
+        await call('POST', '/v2/check-sessions/trigger', { target: { checkId: [watched.id] } });
+        for (const [index, agent] of agents.entries()) await agent.report(await agent.claimOne(), outcomes[index]);
+      };
+      await runWith([FAIL, {}]);
+      const degraded = await eventually(async () => receiver.at(`/parallel-${tag}`)[0], 5000, 'the degraded alert');
+      expect(JSON.parse(degraded.body)).toMatchObject({ event: 'ALERT_DEGRADED', checkSession: { status: 'FAILED' } });
+      await runWith([FAIL, FAIL]);
+      await eventually(async () => (receiver.at(`/parallel-${tag}`).length >= 2 ? true : undefined), 5000, 'the failure alert');
+      expect(receiver.at(`/parallel-${tag}`).map((entry) => entry.headers['x-outpost-event'])).toEqual(['ALERT_DEGRADED', 'ALERT_FAILURE']);
+    });
+
     it('opens an incident on the status page service when the check fails, and resolves it when it recovers', async () => {
       const { call, check, run } = await freshAccount();
       const serviceId = (await call('POST', '/v1/status-pages/services', { name: 'Checkout' })).body.id;
