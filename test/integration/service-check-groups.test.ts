@@ -84,6 +84,7 @@ describe.each(DB_KINDS)('check groups (%s)', (kind) => {
     it('stores every field as sent, with secret values masked on every read', async () => {
       const { call, location } = await freshAccount();
       const { slugName } = await location();
+      const channel = (await call('POST', '/v1/alert-channels', { type: 'EMAIL', config: { address: 'ops@example.test' } })).body;
       const body = {
         name: 'Payments',
         activated: false,
@@ -106,7 +107,7 @@ describe.each(DB_KINDS)('check groups (%s)', (kind) => {
         doubleCheck: false,
         useGlobalAlertSettings: false,
         alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 } },
-        alertChannelSubscriptions: [{ alertChannelId: 4, activated: true }],
+        alertChannelSubscriptions: [{ alertChannelId: channel.id, activated: true }],
         setupSnippetId: 1,
         tearDownSnippetId: 2,
         localSetupScript: 'request.headers["x-a"] = "1";',
@@ -146,6 +147,19 @@ describe.each(DB_KINDS)('check groups (%s)', (kind) => {
       const { call } = await freshAccount();
       expectErrorB(await call('POST', '/v1/check-groups', { name: 'x', activated: true, ...extra }), fields);
       expect((await call('GET', '/v1/check-groups')).body).toEqual([]);
+    });
+
+    it('subscribes a new group to autoSubscribe channels unless autoAssignAlerts=false, and refuses unknown channels', async () => {
+      const { call } = await freshAccount();
+      const auto = await call('POST', '/v1/alert-channels', { type: 'EMAIL', config: { address: 'ops@example.test' }, autoSubscribe: true });
+      const assigned = await call('POST', '/v1/check-groups', { name: 'a', activated: true });
+      expect(assigned.body.alertChannelSubscriptions).toEqual([{ alertChannelId: auto.body.id, activated: true }]);
+      const plain = await call('POST', '/v1/check-groups?autoAssignAlerts=false', { name: 'b', activated: true });
+      expect(plain.body.alertChannelSubscriptions).toEqual([]);
+      expectErrorB(
+        await call('POST', '/v1/check-groups', { name: 'c', activated: true, alertChannelSubscriptions: [{ alertChannelId: 999_999, activated: true }] }),
+        ['alertChannelSubscriptions.0.alertChannelId'],
+      );
     });
 
     it('answers 404 in shape A for an unknown group, and for another account\'s', async () => {

@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GroupCreateSchema, GroupUpdateSchema, groupProblems, mergeGroupUpdate, type GroupDefinition } from '../check-groups/schema.js';
+import { unknownChannelProblems, withAutoSubscribed, type ChannelSubscription } from '../alerts/subscriptions.js';
 import { nullsAsDefaults } from '../check-types/common.js';
 import { maskSecrets } from '../check-types/environment-variables.js';
 import type { ServiceContext } from '../context.js';
@@ -59,6 +60,8 @@ export const checkGroupRoutes =
       const known = await privateLocationIdsBySlug(ctx.db, accountId, group.privateLocations);
       const unknown = group.privateLocations.filter((slug) => !known.has(slug));
       if (unknown.length > 0) found.privateLocations = `unknown private location: ${unknown.join(', ')}`;
+      const subscriptions = (group.alertChannelSubscriptions ?? []) as ChannelSubscription[];
+      Object.assign(found, unknownChannelProblems(subscriptions, await channelsById(ctx.db, accountId)));
       return found;
     }
     const invalid = (attributes: Record<string, string>) =>
@@ -77,6 +80,10 @@ export const checkGroupRoutes =
       },
       async (request, reply) => {
         const group = nullsAsDefaults(GroupCreateSchema, request.body) as unknown as GroupDefinition;
+        if (request.query.autoAssignAlerts ?? true) {
+          const own = (group.alertChannelSubscriptions ?? []) as ChannelSubscription[];
+          group.alertChannelSubscriptions = withAutoSubscribed(own, await channelsById(ctx.db, request.accountId));
+        }
         const found = await problems(request.accountId, group);
         if (Object.keys(found).length > 0) return sendErrorB(reply, 400, invalid(found), found);
         return reply.code(201).send(groupResponse(await createGroup(ctx.db, request.accountId, group)));

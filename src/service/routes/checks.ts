@@ -9,6 +9,7 @@ import {
   type CheckTypeDefinition,
 } from '../check-types/index.js';
 import type { ServiceContext } from '../context.js';
+import { unknownChannelProblems, withAutoSubscribed, type ChannelSubscription } from '../alerts/subscriptions.js';
 import { locationProblems } from '../entitlements.js';
 import { collapse, sendErrorA, sendErrorB } from '../http-errors.js';
 import { CheckResponseSchema, type CheckResponse } from '../schemas/check-response.js';
@@ -69,19 +70,6 @@ export function checkResponse(row: CheckRow, channels: ReadonlyMap<number, Chann
   };
 }
 
-/**
- * autoAssignAlerts: a new check also subscribes to every channel marked
- * autoSubscribe that it does not name itself.
- */
-function withAutoSubscribed(definition: CheckDefinition, channels: ReadonlyMap<number, ChannelRecord>): unknown[] {
-  const own = (definition.alertChannelSubscriptions ?? []) as { alertChannelId: number; activated: boolean }[];
-  const named = new Set(own.map((subscription) => subscription.alertChannelId));
-  const auto = [...channels.values()]
-    .filter((channel) => channel.autoSubscribe && !named.has(channel.id))
-    .map((channel) => ({ alertChannelId: channel.id, activated: true }));
-  return [...own, ...auto];
-}
-
 type Verdict = { definition: CheckDefinition } | { message: string; attributes: Record<string, string> };
 
 /**
@@ -103,12 +91,8 @@ async function judge(
   const known = await privateLocationIdsBySlug(db, accountId, definition.privateLocations);
   const unknown = definition.privateLocations.filter((slug) => !known.has(slug));
   if (unknown.length > 0) attributes.privateLocations = `unknown private location: ${unknown.join(', ')}`;
-  const channels = await channelsById(db, accountId);
-  ((definition.alertChannelSubscriptions ?? []) as { alertChannelId: number }[]).forEach((subscription, index) => {
-    if (!channels.has(subscription.alertChannelId)) {
-      attributes[`alertChannelSubscriptions.${index}.alertChannelId`] = `unknown alert channel: ${subscription.alertChannelId}`;
-    }
-  });
+  const subscriptions = (definition.alertChannelSubscriptions ?? []) as ChannelSubscription[];
+  Object.assign(attributes, unknownChannelProblems(subscriptions, await channelsById(db, accountId)));
   const serviceId = (definition.triggerIncident as { serviceId?: string } | null | undefined)?.serviceId;
   if (serviceId !== undefined && !(UUID.test(serviceId) && (await serviceNames(db, accountId, [serviceId])).has(serviceId))) {
     attributes['triggerIncident.serviceId'] = `unknown status page service: ${serviceId}`;
@@ -152,7 +136,9 @@ export const checkRoutes =
             checkType: type.checkType,
           });
           const channels = await channelsById(ctx.db, request.accountId);
-          if (request.query.autoAssignAlerts ?? true) body.alertChannelSubscriptions = withAutoSubscribed(body, channels);
+          if (request.query.autoAssignAlerts ?? true) {
+            body.alertChannelSubscriptions = withAutoSubscribed((body.alertChannelSubscriptions ?? []) as ChannelSubscription[], channels);
+          }
           const verdict = await judge(ctx, request.accountId, type, body);
           if (!('definition' in verdict)) return sendErrorB(reply, 400, verdict.message, verdict.attributes);
           const row = await createCheck(ctx.db, request.accountId, type.checkType, verdict.definition);
