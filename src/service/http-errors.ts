@@ -16,6 +16,18 @@ export function sendErrorB(
   return reply.code(statusCode).send({ message, attributes });
 }
 
+/** "Invalid body: a must be…; b is required", from the problems by field. */
+export function invalidBodyMessage(attributes: Record<string, string>): string {
+  return `Invalid body: ${Object.entries(attributes)
+    .map(([field, problem]) => `${field} ${problem}`)
+    .join('; ')}`;
+}
+
+/** A 400 in shape B for problems found beyond the schema (rules across fields, records that must exist). */
+export function sendInvalidBody(reply: FastifyReply, attributes: Record<string, string>): FastifyReply {
+  return sendErrorB(reply, 400, invalidBodyMessage(attributes), attributes);
+}
+
 interface AjvError {
   instancePath: string;
   keyword: string;

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { CHANNEL_TYPES, parseChannelConfig } from '../alerts/channel-config.js';
 import { AlertSettingsSchema } from '../check-types/alert-fields.js';
 import type { ServiceContext } from '../context.js';
-import { sendErrorA, sendErrorB } from '../http-errors.js';
+import { sendErrorA, sendErrorB, sendInvalidBody } from '../http-errors.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import {
   accountAlertSettings,
@@ -91,15 +91,13 @@ export const alertChannelRoutes =
         },
       };
     };
-    const invalid = (problems: Record<string, string>) =>
-      `Invalid body: ${Object.entries(problems).map(([field, problem]) => `${field} ${problem}`).join('; ')}`;
 
     app.post(
       '/v1/alert-channels',
       { schema: { tags, summary: 'Create an alert channel', body: ChannelBody, response: { 201: NewChannel, 400: ErrorB } } },
       async (request, reply) => {
         const parsed = input(request.body);
-        if ('problems' in parsed) return sendErrorB(reply, 400, invalid(parsed.problems), parsed.problems);
+        if ('problems' in parsed) return sendInvalidBody(reply, parsed.problems);
         return reply.code(201).send(await createChannel(ctx.db, request.accountId, parsed.input));
       },
     );
@@ -130,7 +128,7 @@ export const alertChannelRoutes =
       },
       async (request, reply) => {
         const parsed = input(request.body);
-        if ('problems' in parsed) return sendErrorB(reply, 400, invalid(parsed.problems), parsed.problems);
+        if ('problems' in parsed) return sendInvalidBody(reply, parsed.problems);
         return (
           (await updateChannel(ctx.db, request.accountId, request.params.id, parsed.input)) ??
           sendErrorA(reply, 404, 'Alert channel not found')

@@ -7,7 +7,7 @@ import { maskSecrets } from '../check-types/environment-variables.js';
 import type { ServiceContext } from '../context.js';
 import { locationProblems } from '../entitlements.js';
 import { startGroupRun } from '../group-runs.js';
-import { collapse, sendErrorA, sendErrorB } from '../http-errors.js';
+import { collapse, sendErrorA, sendErrorB, sendInvalidBody } from '../http-errors.js';
 import { CheckResponseSchema } from '../schemas/check-response.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { channelsById } from '../store/alert-channels.js';
@@ -64,8 +64,6 @@ export const checkGroupRoutes =
       Object.assign(found, unknownChannelProblems(subscriptions, await channelsById(ctx.db, accountId)));
       return found;
     }
-    const invalid = (attributes: Record<string, string>) =>
-      `Invalid body: ${Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`).join('; ')}`;
 
     app.post(
       '/v1/check-groups',
@@ -85,7 +83,7 @@ export const checkGroupRoutes =
           group.alertChannelSubscriptions = withAutoSubscribed(own, await channelsById(ctx.db, request.accountId));
         }
         const found = await problems(request.accountId, group);
-        if (Object.keys(found).length > 0) return sendErrorB(reply, 400, invalid(found), found);
+        if (Object.keys(found).length > 0) return sendInvalidBody(reply, found);
         return reply.code(201).send(groupResponse(await createGroup(ctx.db, request.accountId, group)));
       },
     );
@@ -140,11 +138,11 @@ export const checkGroupRoutes =
         const merged = mergeGroupUpdate(stored.definition, request.body);
         if (!validateMerged(merged)) {
           const attributes = collapse(validateMerged.errors ?? []);
-          return sendErrorB(reply, 400, invalid(attributes), attributes);
+          return sendInvalidBody(reply, attributes);
         }
         const group = nullsAsDefaults(GroupCreateSchema, merged) as unknown as GroupDefinition;
         const found = await problems(request.accountId, group);
-        if (Object.keys(found).length > 0) return sendErrorB(reply, 400, invalid(found), found);
+        if (Object.keys(found).length > 0) return sendInvalidBody(reply, found);
         const row = await updateGroup(ctx.db, request.accountId, stored.id, group);
         return row ? groupResponse(row) : sendErrorA(reply, 404, 'Check group not found');
       },

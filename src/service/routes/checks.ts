@@ -11,7 +11,7 @@ import {
 import type { ServiceContext } from '../context.js';
 import { unknownChannelProblems, withAutoSubscribed, type ChannelSubscription } from '../alerts/subscriptions.js';
 import { locationProblems } from '../entitlements.js';
-import { collapse, sendErrorA, sendErrorB } from '../http-errors.js';
+import { collapse, invalidBodyMessage, sendErrorA, sendErrorB, sendInvalidBody } from '../http-errors.js';
 import { CheckResponseSchema, type CheckResponse } from '../schemas/check-response.js';
 import { ErrorA, ErrorB, Pagination } from '../schemas/common.js';
 import { createCheck, deleteCheck, getCheck, listChecks, updateCheck, type CheckRow } from '../store/checks.js';
@@ -106,8 +106,7 @@ async function judge(
     definition = resolved.definition;
   }
   if (Object.keys(attributes).length === 0) return { definition };
-  const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
-  return { message: `Invalid body: ${list.join('; ')}`, attributes };
+  return { message: invalidBodyMessage(attributes), attributes };
 }
 
 export const checkRoutes =
@@ -170,9 +169,7 @@ export const checkRoutes =
           const merged = type.mergeUpdate(stored.definition, request.body);
           // The whole check is validated again: a change may break a rule across fields.
           if (!validateMerged(merged)) {
-            const attributes = collapse(validateMerged.errors ?? []);
-            const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
-            return sendErrorB(reply, 400, `Invalid body: ${list.join('; ')}`, attributes);
+            return sendInvalidBody(reply, collapse(validateMerged.errors ?? []));
           }
           const definition = nullsAsDefaults(type.createSchema, merged) as CheckDefinition;
           const verdict = await judge(ctx, request.accountId, type, definition);

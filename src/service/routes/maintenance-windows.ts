@@ -2,7 +2,7 @@ import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { updateSchemaFor } from '../check-types/common.js';
 import type { ServiceContext } from '../context.js';
-import { collapse, sendErrorA, sendErrorB } from '../http-errors.js';
+import { collapse, sendErrorA, sendErrorB, sendInvalidBody } from '../http-errors.js';
 import { INITIAL_STATUSES, MAINTENANCE_STATUSES } from '../maintenance/status.js';
 import { ErrorA, ErrorB, Pagination } from '../schemas/common.js';
 import {
@@ -116,8 +116,6 @@ function windowProblems(window: WindowInput): Record<string, string> {
   return problems;
 }
 
-const invalid = (attributes: Record<string, string>) =>
-  `Invalid body: ${Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`).join('; ')}`;
 
 export const maintenanceWindowRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
@@ -130,7 +128,7 @@ export const maintenanceWindowRoutes =
       async (request, reply) => {
         const window = request.body as WindowInput;
         const problems = windowProblems(window);
-        if (Object.keys(problems).length > 0) return sendErrorB(reply, 400, invalid(problems), problems);
+        if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
         return reply.code(201).send(await createWindow(ctx.db, request.accountId, window));
       },
     );
@@ -171,10 +169,10 @@ export const maintenanceWindowRoutes =
         const merged = { ...fields, ...request.body };
         if (!validateWindow(merged)) {
           const attributes = collapse(validateWindow.errors ?? []);
-          return sendErrorB(reply, 400, invalid(attributes), attributes);
+          return sendInvalidBody(reply, attributes);
         }
         const problems = windowProblems(merged);
-        if (Object.keys(problems).length > 0) return sendErrorB(reply, 400, invalid(problems), problems);
+        if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
         return (
           (await updateWindow(ctx.db, request.accountId, stored.id, merged)) ??
           sendErrorA(reply, 404, 'Maintenance window not found')
@@ -218,7 +216,7 @@ export const maintenanceWindowRoutes =
         const startsAt = request.body.startsAt ?? window.startsAt;
         const endsAt = request.body.endsAt ?? window.endsAt;
         if (Date.parse(endsAt) <= Date.parse(startsAt)) {
-          return sendErrorB(reply, 400, 'Invalid body: endsAt must be after startsAt', { endsAt: 'must be after startsAt' });
+          return sendInvalidBody(reply, { endsAt: 'must be after startsAt' });
         }
         const maintenance = await createMaintenance(ctx.db, window.id, {
           status: request.body.status ?? 'SCHEDULED',
@@ -287,7 +285,7 @@ export const maintenanceWindowRoutes =
         });
         if ('notFound' in outcome) return sendErrorA(reply, 404, 'Maintenance not found');
         if ('refused' in outcome) {
-          return sendErrorB(reply, 400, `Invalid body: ${outcome.field} ${outcome.refused}`, { [outcome.field]: outcome.refused });
+          return sendInvalidBody(reply, { [outcome.field]: outcome.refused });
         }
         return reply.code(201).send(outcome.added);
       },
@@ -315,7 +313,7 @@ export const maintenanceWindowRoutes =
         });
         if ('notFound' in outcome) return sendErrorA(reply, 404, 'Maintenance update not found');
         if ('refused' in outcome) {
-          return sendErrorB(reply, 400, `Invalid body: ${outcome.field} ${outcome.refused}`, { [outcome.field]: outcome.refused });
+          return sendInvalidBody(reply, { [outcome.field]: outcome.refused });
         }
         return outcome.edited;
       },

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServiceContext } from '../context.js';
-import { sendErrorA, sendErrorB } from '../http-errors.js';
+import { sendErrorA, sendErrorB, sendInvalidBody } from '../http-errors.js';
 import { ErrorA, ErrorB, IdParams, Pagination } from '../schemas/common.js';
 import { enqueueMail } from '../mail/outbox.js';
 import { INCIDENT_SEVERITIES, INCIDENT_STATUSES } from '../status-pages/incident-status.js';
@@ -117,8 +117,6 @@ export const statusPageRoutes =
       }
       return problems;
     }
-    const invalid = (attributes: Record<string, string>) =>
-      `Invalid body: ${Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`).join('; ')}`;
 
     async function pageProblems(accountId: string, body: StatusPageInput): Promise<Record<string, string>> {
       const lists: Record<string, string[]> = {};
@@ -182,7 +180,7 @@ export const statusPageRoutes =
       },
       async (request, reply) => {
         const problems = await unknownServices(request.accountId, { services: request.body.services });
-        if (Object.keys(problems).length > 0) return sendErrorB(reply, 400, invalid(problems), problems);
+        if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
         const { incident, update } = await createIncident(ctx.db, request.accountId, {
           name: request.body.name,
           severity: request.body.severity ?? 'MINOR',
@@ -258,7 +256,7 @@ export const statusPageRoutes =
       async (request, reply) => {
         const outcome = await addIncidentUpdate(ctx.db, request.accountId, request.params.incidentId, updateInput(request.body));
         if ('notFound' in outcome) return sendErrorA(reply, 404, 'Incident not found');
-        if ('refused' in outcome) return sendErrorB(reply, 400, `Invalid body: status ${outcome.refused}`, { status: outcome.refused });
+        if ('refused' in outcome) return sendInvalidBody(reply, { status: outcome.refused });
         if (outcome.added.notifySubscribers) await notifySubscribers(ctx, request.accountId, outcome.incident, outcome.added);
         return reply.code(201).send(outcome.added);
       },
@@ -270,7 +268,7 @@ export const statusPageRoutes =
       async (request, reply) => {
         const body = request.body as StatusPageInput;
         const problems = await pageProblems(request.accountId, body);
-        if (Object.keys(problems).length > 0) return sendErrorB(reply, 400, invalid(problems), problems);
+        if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
         const created = await createPage(ctx.db, request.accountId, body);
         if (!created) return sendErrorB(reply, 400, `The url ${body.url} is taken`, { url: 'is taken' });
         return reply.code(201).send(created);
@@ -304,7 +302,7 @@ export const statusPageRoutes =
       async (request, reply) => {
         const body = request.body as StatusPageInput;
         const problems = await pageProblems(request.accountId, body);
-        if (Object.keys(problems).length > 0) return sendErrorB(reply, 400, invalid(problems), problems);
+        if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
         const outcome = await updatePage(ctx.db, request.accountId, request.params.id, body);
         if ('notFound' in outcome) return sendErrorA(reply, 404, 'Status page not found');
         if ('urlTaken' in outcome) return sendErrorB(reply, 400, `The url ${body.url} is taken`, { url: 'is taken' });
