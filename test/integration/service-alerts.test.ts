@@ -3,9 +3,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Result } from '../../src/protocol/agent-api.js';
-import { createSecondAccount, eventually, expectErrorA, expectErrorB, ManualAgent, urlCheckBody } from '../support/agent-protocol.js';
+import { asNewAccount, eventually, expectErrorA, expectErrorB, ManualAgent, urlCheckBody } from '../support/agent-protocol.js';
 import { DB_KINDS } from '../support/databases.js';
-import { startTestService, type ApiAnswer, type TestService } from '../support/service.js';
+import { startTestService, type TestService } from '../support/service.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 
 interface Received {
@@ -73,9 +73,7 @@ describe.each(DB_KINDS)('alerts (%s)', (kind) => {
 
   /** An account with a private location, an agent there, and a way to report each run of a check as passed or failed. */
   async function freshAccount() {
-    const account = await createSecondAccount(service);
-    const call = (method: string, path: string, body?: unknown): Promise<ApiAnswer> =>
-      service.raw(method, path, body, { authorization: `Bearer ${account.apiKey}`, 'x-service-account': account.accountId });
+    const { account, call } = await asNewAccount(service);
     const slugName = `alerts-${randomUUID().slice(0, 8)}`;
     const location = await call('POST', '/v1/private-locations', { name: 'Rack', slugName });
     const key = await call('POST', `/v1/private-locations/${location.body.id}/keys`);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/protocol/agent-api.js';
 import {
+  asNewAccount,
   createSecondAccount,
   eventually,
   expectErrorA,
@@ -24,9 +25,7 @@ describe.each(DB_KINDS)('check groups (%s)', (kind) => {
 
   /** An account of its own: its groups, checks and jobs are only the test's. */
   async function freshAccount() {
-    const account = await createSecondAccount(service);
-    const call = (method: string, path: string, body?: unknown): Promise<ApiAnswer> =>
-      service.raw(method, path, body, { authorization: `Bearer ${account.apiKey}`, 'x-service-account': account.accountId });
+    const { account, call } = await asNewAccount(service);
     const location = async () => {
       const slugName = `grp-${randomUUID().slice(0, 8)}`;
       const created = await call('POST', '/v1/private-locations', { name: 'Rack', slugName });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSecondAccount, expectErrorA, expectErrorB } from '../support/agent-protocol.js';
+import { asNewAccount, createSecondAccount, expectErrorA, expectErrorB } from '../support/agent-protocol.js';
 import { DB_KINDS } from '../support/databases.js';
-import { startTestService, type ApiAnswer, type TestService } from '../support/service.js';
+import { startTestService, type TestService } from '../support/service.js';
 
 const STARTS = '2026-12-01T02:00:00.000Z';
 const ENDS = '2026-12-01T04:00:00.000Z';
@@ -16,9 +16,7 @@ describe.each(DB_KINDS)('maintenance windows (%s)', (kind) => {
   afterAll(async () => service?.close());
 
   async function freshAccount() {
-    const account = await createSecondAccount(service);
-    const call = (method: string, path: string, body?: unknown): Promise<ApiAnswer> =>
-      service.raw(method, path, body, { authorization: `Bearer ${account.apiKey}`, 'x-service-account': account.accountId });
+    const { call } = await asNewAccount(service);
     const window = async (body: Record<string, unknown> = {}) => {
       const answer = await call('POST', '/v1/maintenance-windows', { ...WINDOW, ...body });
       expect(answer.status, JSON.stringify(answer.body)).toBe(201);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Result } from '../../src/protocol/agent-api.js';
 import {
-  createSecondAccount,
+  asNewAccount,
   eventually,
   expectErrorA,
   expectErrorB,
@@ -52,9 +52,7 @@ describe.each(DB_KINDS)('root cause analyses (%s)', (kind) => {
   afterAll(async () => service?.close());
 
   async function freshAccount() {
-    const account = await createSecondAccount(service);
-    const call = (method: string, path: string, body?: unknown): Promise<ApiAnswer> =>
-      service.raw(method, path, body, { authorization: `Bearer ${account.apiKey}`, 'x-service-account': account.accountId });
+    const { call } = await asNewAccount(service);
     return { call };
   }
   const completed = (call: (m: string, p: string) => Promise<ApiAnswer>, id: string) =>

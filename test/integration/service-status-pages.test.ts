@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSecondAccount, expectErrorA, expectErrorB } from '../support/agent-protocol.js';
+import { asNewAccount, createSecondAccount, expectErrorA, expectErrorB } from '../support/agent-protocol.js';
 import { DB_KINDS } from '../support/databases.js';
-import { startTestService, type ApiAnswer, type TestService } from '../support/service.js';
+import { startTestService, type TestService } from '../support/service.js';
 
 describe.each(DB_KINDS)('status pages and incidents (%s)', (kind) => {
   let service: TestService;
@@ -12,9 +12,7 @@ describe.each(DB_KINDS)('status pages and incidents (%s)', (kind) => {
   afterAll(async () => service?.close());
 
   async function freshAccount() {
-    const account = await createSecondAccount(service);
-    const call = (method: string, path: string, body?: unknown): Promise<ApiAnswer> =>
-      service.raw(method, path, body, { authorization: `Bearer ${account.apiKey}`, 'x-service-account': account.accountId });
+    const { call } = await asNewAccount(service);
     const svc = async (name: string) => {
       const answer = await call('POST', '/v1/status-pages/services', { name });
       expect(answer.status, JSON.stringify(answer.body)).toBe(201);

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSecondAccount, eventually, expectErrorA, expectErrorB } from '../support/agent-protocol.js';
+import { asNewAccount, eventually, expectErrorA, expectErrorB } from '../support/agent-protocol.js';
 import { DB_KINDS } from '../support/databases.js';
-import { startTestService, type ApiAnswer, type TestService } from '../support/service.js';
+import { startTestService, type TestService } from '../support/service.js';
 import { linkIn, startTestSmtp, type TestSmtp } from '../support/smtp.js';
 
 describe.each(DB_KINDS)('status page subscriptions and their e-mail (%s)', (kind) => {
@@ -19,9 +19,7 @@ describe.each(DB_KINDS)('status page subscriptions and their e-mail (%s)', (kind
 
   /** An account with one service shown on one page, and a second page that does not show it. */
   async function freshSetup() {
-    const account = await createSecondAccount(service);
-    const call = (method: string, path: string, body?: unknown): Promise<ApiAnswer> =>
-      service.raw(method, path, body, { authorization: `Bearer ${account.apiKey}`, 'x-service-account': account.accountId });
+    const { call } = await asNewAccount(service);
     const web = (await call('POST', '/v1/status-pages/services', { name: 'Website' })).body;
     const other = (await call('POST', '/v1/status-pages/services', { name: 'Other' })).body;
     const page = (await call('POST', '/v1/status-pages', { name: 'Shop', url: `shop-${randomUUID().slice(0, 8)}`, cards: [{ name: 'All', services: [web.id] }] })).body;

@@ -29,6 +29,16 @@ export async function createSecondAccount(service: TestService): Promise<{ accou
   return { accountId, apiKey };
 }
 
+export type AccountCall = (method: string, path: string, body?: unknown) => Promise<ApiAnswer>;
+
+/** A second account and a way to call the API as it (with its service key): each test its own records. */
+export async function asNewAccount(service: TestService): Promise<{ account: { accountId: string; apiKey: string }; call: AccountCall }> {
+  const account = await createSecondAccount(service);
+  const call: AccountCall = (method, path, body) =>
+    service.raw(method, path, body, { authorization: `Bearer ${account.apiKey}`, 'x-service-account': account.accountId });
+  return { account, call };
+}
+
 /** Calls with exactly the body text and headers given (for bodies that are not JSON). */
 export async function sendText(
   service: TestService,
