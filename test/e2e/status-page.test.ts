@@ -82,6 +82,31 @@ describe('public status page', () => {
     await page.close();
   });
 
+  it('shows open maintenance with its latest update, and drops it once completed', async () => {
+    const window = (
+      await service.api('POST', '/v1/maintenance-windows', {
+        name: 'Database upgrade',
+        tags: ['db'],
+        startsAt: '2026-12-01T02:00:00Z',
+        endsAt: '2026-12-01T04:00:00Z',
+      })
+    ).body;
+    const held = (
+      await service.api('POST', `/v1/maintenance-windows/${window.id}/maintenances`, { description: 'Moving to PostgreSQL 17', status: 'IN_PROGRESS' })
+    ).body;
+    const page = await browser.newPage();
+    await page.goto(pageUrl);
+    const shown = page.locator(`[data-maintenance-id="${held.id}"]`);
+    expect(await shown.locator('h3').innerText()).toBe('Database upgrade');
+    expect(await shown.innerText()).toMatch(/IN_PROGRESS/);
+    expect(await shown.innerText()).toMatch(/Moving to PostgreSQL 17/);
+    await service.api('POST', `/v1/maintenance-windows/${window.id}/maintenances/${held.id}/updates`, { description: 'Done', status: 'COMPLETED' });
+    await page.reload();
+    expect(await page.locator(`[data-maintenance-id="${held.id}"]`).count()).toBe(0);
+    expect(await page.getByText('No maintenance planned.').count()).toBe(1);
+    await page.close();
+  });
+
   it('subscribes a visitor through the form and the link mailed to them', async () => {
     const page = await browser.newPage();
     await page.goto(pageUrl);

@@ -158,6 +158,37 @@ describe.each(DB_KINDS)('status page subscriptions and their e-mail (%s)', (kind
     ]);
   });
 
+  it('mails maintenance updates that ask for it to the VERIFIED subscribers of every page of the account', async () => {
+    const { call, page, elsewhere, address, verified } = await freshSetup();
+    const reader = await verified(page.id);
+    const other = await verified(elsewhere.id);
+    const pending = address();
+    await call('POST', `/v1/status-pages/${page.id}/subscriptions`, { address: pending });
+    const window = (
+      await call('POST', '/v1/maintenance-windows', {
+        name: 'Database upgrade',
+        tags: ['db'],
+        startsAt: '2026-12-01T02:00:00Z',
+        endsAt: '2026-12-01T04:00:00Z',
+      })
+    ).body;
+    const held = (await call('POST', `/v1/maintenance-windows/${window.id}/maintenances`, { description: 'Planned' })).body;
+    await call('POST', `/v1/maintenance-windows/${window.id}/maintenances/${held.id}/updates`, {
+      description: 'Starting now',
+      status: 'IN_PROGRESS',
+      notifySubscribers: true,
+    });
+    const mail = await smtp.waitFor(reader.address, /Maintenance: Database upgrade: IN_PROGRESS/);
+    expect(mail.subject).toBe('[Shop] Maintenance: Database upgrade: IN_PROGRESS');
+    expect(mail.text).toContain('Starting now');
+    expect(mail.text).toContain('From 2026-12-01T02:00:00.000Z to 2026-12-01T04:00:00.000Z');
+    await smtp.waitFor(other.address, /Maintenance: Database upgrade/);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The first update asked for no e-mail; the pending address hears nothing either.
+    expect(smtp.received.filter((m) => m.to.includes(reader.address) && m.subject.includes('Maintenance'))).toHaveLength(1);
+    expect(smtp.received.some((m) => m.to.includes(pending) && m.subject.includes('Maintenance'))).toBe(false);
+  });
+
   it('stops mailing a subscriber who follows the unsubscribe link', async () => {
     const { call, web, page, verified } = await freshSetup();
     const reader = await verified(page.id);

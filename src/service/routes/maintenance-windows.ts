@@ -5,6 +5,7 @@ import type { ServiceContext } from '../context.js';
 import { collapse, sendErrorA, sendErrorB, sendInvalidBody } from '../http-errors.js';
 import { INITIAL_STATUSES, MAINTENANCE_STATUSES } from '../maintenance/status.js';
 import { ErrorA, ErrorB, Pagination } from '../schemas/common.js';
+import { notifyMaintenance } from '../status-pages/notifications.js';
 import {
   addUpdate,
   createMaintenance,
@@ -225,6 +226,8 @@ export const maintenanceWindowRoutes =
           description: request.body.description,
           notifySubscribers: request.body.notifySubscribers ?? false,
         });
+        const first = maintenance.updates[0]!;
+        if (first.notifySubscribers) await notifyMaintenance(ctx, request.accountId, { ...maintenance, windowName: window.name }, first);
         return reply.code(201).send(maintenance);
       },
     );
@@ -286,6 +289,13 @@ export const maintenanceWindowRoutes =
         if ('notFound' in outcome) return sendErrorA(reply, 404, 'Maintenance not found');
         if ('refused' in outcome) {
           return sendInvalidBody(reply, { [outcome.field]: outcome.refused });
+        }
+        if (outcome.added.notifySubscribers) {
+          const window = await getWindow(ctx.db, request.accountId, id);
+          const maintenance = await getMaintenance(ctx.db, request.accountId, id, maintenanceId);
+          if (window && maintenance) {
+            await notifyMaintenance(ctx, request.accountId, { ...maintenance, windowName: window.name }, outcome.added);
+          }
         }
         return reply.code(201).send(outcome.added);
       },

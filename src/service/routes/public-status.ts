@@ -8,6 +8,7 @@ import { enqueueMail } from '../mail/outbox.js';
 import { verificationMail } from '../status-pages/notifications.js';
 import { renderMessage, renderStatusPage } from '../status-pages/render.js';
 import { listIncidents } from '../store/incidents.js';
+import { openMaintenances } from '../store/maintenance-windows.js';
 import { pageByUrl, type StatusPageRecord } from '../store/status-pages.js';
 import { createSubscription, unsubscribe, verifySubscription } from '../store/subscriptions.js';
 
@@ -40,7 +41,7 @@ export const publicStatusRoutes =
         services.length === 0
           ? []
           : await listIncidents(ctx.db, page.accountId, { ...scope, open: false, resolvedWithinDays: HISTORY_DAYS });
-      return renderStatusPage(page, open, recent, notice);
+      return renderStatusPage(page, open, recent, await openMaintenances(ctx.db, page.accountId), notice);
     }
     const notFound = (reply: FastifyReply) =>
       html(reply, 404, renderMessage('Status page not found', 'There is no status page at this address.'));

@@ -1,7 +1,8 @@
 import type { ServiceContext } from '../context.js';
 import { enqueueMail, type OutgoingMail } from '../mail/outbox.js';
 import type { IncidentRecord, IncidentUpdateRecord } from '../store/incidents.js';
-import { subscribersOfServices } from '../store/subscriptions.js';
+import type { UpdateRecord } from '../store/maintenance-windows.js';
+import { subscribersOfAccount, subscribersOfServices } from '../store/subscriptions.js';
 
 const pageLink = (ctx: ServiceContext, url: string) => `${ctx.baseUrl}/status/${url}`;
 
@@ -27,6 +28,41 @@ export function verificationMail(
       'If it was not you, ignore this e-mail: nothing more will be sent.',
     ].join('\n'),
   };
+}
+
+/**
+ * Queues a maintenance update for every VERIFIED subscriber of the account's
+ * pages: a maintenance window covers checks by tag, not page services, so it
+ * concerns every page of the account.
+ */
+export async function notifyMaintenance(
+  ctx: ServiceContext,
+  accountId: string,
+  maintenance: { windowName: string; startsAt: string; endsAt: string },
+  update: UpdateRecord,
+): Promise<number> {
+  const subscribers = await subscribersOfAccount(ctx.db, accountId);
+  const mails = subscribers.map((subscriber): OutgoingMail => {
+    const page = pageLink(ctx, subscriber.pageUrl);
+    return {
+      accountId,
+      kind: 'maintenance-update',
+      to: subscriber.address,
+      subject: `[${subscriber.pageName}] Maintenance: ${maintenance.windowName}: ${update.status}`,
+      text: [
+        `Maintenance: ${maintenance.windowName} (${update.status})`,
+        `From ${maintenance.startsAt} to ${maintenance.endsAt}`,
+        '',
+        update.description,
+        '',
+        `Status page: ${page}`,
+        `Stop these e-mails: ${page}/subscriptions/unsubscribe?token=${encodeURIComponent(subscriber.unsubscribeToken)}`,
+      ].join('\n'),
+    };
+  });
+  await enqueueMail(ctx.db, mails);
+  if (mails.length > 0) ctx.wakeOutbox();
+  return mails.length;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { IncidentRecord } from '../store/incidents.js';
+import type { OpenMaintenance } from '../store/maintenance-windows.js';
 import type { StatusPageRecord } from '../store/status-pages.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -35,6 +36,7 @@ h1{font-size:1.6rem}h2{font-size:1.15rem;margin-top:2rem}
 .banner.ok{background:#dafbe1}.banner.bad{background:#ffebe9}
 .incident{border-left:4px solid #cf222e;padding:.2rem 1rem;margin:1rem 0}
 .incident.resolved{border-color:#1a7f37}
+.maintenance{border-left:4px solid #0969da;padding:.2rem 1rem;margin:1rem 0}
 .update{margin:.6rem 0}.update time{color:#57606a;font-size:.85rem}
 form{display:flex;gap:.5rem}input[type=email]{flex:1;padding:.4rem}
 `;
@@ -62,11 +64,22 @@ ${updates}
 </article>`;
 }
 
-/** The public page: current state of each service, open incidents, recent history, and the subscribe form. */
+function maintenanceHtml(maintenance: OpenMaintenance): string {
+  const latest = maintenance.updates.at(-1);
+  return `<article class="maintenance" data-maintenance-id="${escapeHtml(maintenance.id)}">
+<h3>${escapeHtml(maintenance.windowName)}</h3>
+<p><strong>${escapeHtml(maintenance.status)}</strong> · <time datetime="${escapeHtml(maintenance.startsAt)}">${escapeHtml(maintenance.startsAt)}</time>
+to <time datetime="${escapeHtml(maintenance.endsAt)}">${escapeHtml(maintenance.endsAt)}</time></p>
+${latest ? `<p class="update">${escapeHtml(latest.description)}</p>` : ''}
+</article>`;
+}
+
+/** The public page: current state of each service, open incidents, maintenance, recent history, and the subscribe form. */
 export function renderStatusPage(
   page: StatusPageRecord,
   open: readonly IncidentRecord[],
   recent: readonly IncidentRecord[],
+  maintenances: readonly OpenMaintenance[],
   notice?: string,
 ): string {
   const cards = page.cards
@@ -93,6 +106,8 @@ ${banner}
 ${cards}
 <h2>Current incidents</h2>
 ${open.length === 0 ? '<p>No open incidents.</p>' : open.map(incidentHtml).join('\n')}
+<h2>Maintenance</h2>
+${maintenances.length === 0 ? '<p>No maintenance planned.</p>' : maintenances.map(maintenanceHtml).join('\n')}
 <h2>Past incidents</h2>
 ${recent.length === 0 ? '<p>Nothing resolved in the last 7 days.</p>' : recent.map(incidentHtml).join('\n')}
 <h2>Subscribe</h2>

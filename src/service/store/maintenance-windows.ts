@@ -343,3 +343,20 @@ export async function allWindows(db: Queryable, accountId: string): Promise<Wind
   const rows = await db.query<WindowRow>('SELECT * FROM maintenance_windows WHERE account_id = $1 ORDER BY id', [accountId]);
   return rows.map(windowRecord);
 }
+
+export interface OpenMaintenance extends MaintenanceRecord {
+  windowName: string;
+}
+
+/** The account's maintenances not COMPLETED or CANCELLED, soonest first: what its status pages show. */
+export async function openMaintenances(db: Queryable, accountId: string): Promise<OpenMaintenance[]> {
+  const rows = await db.query<MaintenanceRow & { window_name: string }>(
+    `SELECT m.*, w.name AS window_name FROM maintenances m JOIN maintenance_windows w ON w.id = m.window_id
+     WHERE w.account_id = $1 AND m.status NOT IN ('COMPLETED', 'CANCELLED')
+     ORDER BY m.starts_at, m.id LIMIT 20`,
+    [accountId],
+  );
+  const open: OpenMaintenance[] = [];
+  for (const row of rows) open.push({ ...(await maintenanceRecord(db, row)), windowName: row.window_name });
+  return open;
+}

@@ -104,3 +104,17 @@ export async function subscribersOfServices(
     [accountId, serviceIds],
   );
 }
+
+/** VERIFIED subscribers of all the account's pages, one per address and page: who hears of maintenance. */
+export async function subscribersOfAccount(
+  db: Queryable,
+  accountId: string,
+): Promise<{ address: string; pageName: string; pageUrl: string; unsubscribeToken: string }[]> {
+  return db.query(
+    `SELECT s.address, p.name AS "pageName", p.url AS "pageUrl", s.unsubscribe_token AS "unsubscribeToken"
+     FROM status_page_subscriptions s JOIN status_pages p ON p.id = s.status_page_id
+     WHERE p.account_id = $1 AND s.status = 'VERIFIED'
+     ORDER BY p.url, s.address`,
+    [accountId],
+  );
+}
