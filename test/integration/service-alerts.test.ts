@@ -89,8 +89,8 @@ describe.each(DB_KINDS)('alerts (%s)', (kind) => {
       return answer.body;
     };
     /** Runs the check once with the given outcome; resolves when the session is final. */
-    const run = async (checkId: string, outcome: Partial<Result> = {}) => {
-      const triggered = await call('POST', '/v2/check-sessions/trigger', { target: { checkId: [checkId] } });
+    const run = async (checkId: string, outcome: Partial<Result> = {}, runSource = 'TRIGGER_API') => {
+      const triggered = await call('POST', '/v2/check-sessions/trigger', { target: { checkId: [checkId] }, runSource });
       const job = await agent.claimOne();
       expect((await agent.report(job, outcome)).status).toBe(200);
       const sessionId = triggered.body.sessions[0].checkSessionId;
@@ -265,6 +265,24 @@ describe.each(DB_KINDS)('alerts (%s)', (kind) => {
       await run(watched.id, FAIL);
       const alert = await eventually(async () => receiver.at(`/threshold-${tag}`)[0], 5000, 'the alert');
       expect(JSON.parse(alert.body)).toMatchObject({ event: 'ALERT_FAILURE', consecutiveFailures: 2 });
+    });
+
+    it('leaves test runs out of alerting: failing TEST_RECORD runs send nothing and count for nothing', async () => {
+      const { channel, check, run } = await freshAccount();
+      const tag = randomUUID().slice(0, 8);
+      const hook = await channel('WEBHOOK', { name: 'x', url: `${receiver.base}/tests-${tag}` });
+      const watched = await check({
+        useGlobalAlertSettings: false,
+        alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 } },
+        alertChannelSubscriptions: [{ alertChannelId: hook.id, activated: true }],
+      });
+      await run(watched.id, FAIL, 'TEST_RECORD');
+      await run(watched.id, FAIL, 'TEST_NO_RECORD');
+      await run(watched.id, FAIL);
+      await settle();
+      expect(receiver.at(`/tests-${tag}`)).toEqual([]);
+      await run(watched.id, FAIL);
+      await eventually(async () => receiver.at(`/tests-${tag}`)[0], 5000, 'the alert after two monitored failures');
     });
 
     it('holds alerts back for a muted check and during a maintenance window on its tags', async () => {

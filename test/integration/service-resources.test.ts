@@ -442,6 +442,24 @@ describe.each(DB_KINDS)('service resources (%s)', (kind) => {
       expect(read.body).toMatchObject({ checkSessionId: session.checkSessionId, status: 'STARTED', runSource: 'TRIGGER_API' });
     });
 
+    it.each([
+      'CLI_DEPLOY', 'DEPLOYMENT', 'DEPLOYMENT_CACHE_WARMER', 'EDITOR', 'LEGACY_TRIGGER', 'SCHEDULE_NOW', 'SLACK_RERUN',
+      'TEST_NO_RECORD', 'TEST_RECORD', 'TRIGGER_NO_RECORD', 'TRIGGER_RECORD', 'TRIGGER_API',
+    ])('records the runSource %s a caller gives, on the session and on its job', async (runSource) => {
+      const own = await service.privateLocation();
+      const agent = await new ManualAgent(service, own.rawKey).connect();
+      const check = await createIdleUrlCheck(service, [own.slugName]);
+      const answer = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [check.id] }, runSource });
+      expect(answer.status).toBe(201);
+      expect(answer.body.sessions[0].runSource).toBe(runSource);
+      expect((await agent.claimOne()).runSource).toBe(runSource);
+    });
+
+    it.each(['SCHEDULER', 'GROUP_RUN_ALL', 'SOMETHING'])('refuses runSource %s from a caller: 400 naming runSource', async (runSource) => {
+      const check = await createIdleUrlCheck(service, [location.slugName]);
+      expectErrorB(await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [check.id] }, runSource }), ['runSource']);
+    });
+
     it('starts sessions for every check carrying a tag', async () => {
       const tag = `tag-${randomUUID().slice(0, 8)}`;
       const a = await createIdleUrlCheck(service, [location.slugName], { tags: [tag] });

@@ -7,7 +7,7 @@ import { ErrorA, ErrorB } from '../schemas/common.js';
 import { findChecksForTrigger } from '../store/checks.js';
 import { cancelSessionJobs } from '../store/jobs.js';
 import { getResultRecord, getSessionRecord, sessionRecord } from '../store/sessions.js';
-import { SESSION_STATUSES } from '../../protocol/enums.js';
+import { RUN_SOURCES, SESSION_STATUSES } from '../../protocol/enums.js';
 
 const tags = ['Check sessions'];
 
@@ -44,11 +44,20 @@ export const CheckSession = Type.Object({
   results: Type.Array(SessionResult),
 });
 
+/** What a caller may say started its runs; SCHEDULER and GROUP_RUN_ALL are the service's own. */
+const CALLER_RUN_SOURCES = RUN_SOURCES.filter((source) => source !== 'SCHEDULER' && source !== 'GROUP_RUN_ALL');
+
 const TriggerBody = Type.Object({
   target: Type.Object({
     checkId: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100 })),
     tag: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 100 })),
   }),
+  runSource: Type.Optional(
+    Type.Enum(CALLER_RUN_SOURCES, {
+      default: 'TRIGGER_API',
+      description: 'Who started the runs: a deployment, the CLI, a test session (TEST_*: the agent sets CI=true)…',
+    }),
+  ),
 });
 
 export const checkSessionRoutes =
@@ -60,7 +69,7 @@ export const checkSessionRoutes =
         schema: {
           tags,
           summary: 'Run checks now',
-          description: 'Starts one session per matching check, with runSource TRIGGER_API.',
+          description: 'Starts one session per matching check, with the runSource given (TRIGGER_API unless told).',
           body: TriggerBody,
           response: { 201: Type.Object({ sessions: Type.Array(CheckSession) }), 400: ErrorB, 404: ErrorA },
         },
@@ -77,7 +86,7 @@ export const checkSessionRoutes =
         const sessions = [];
         const refused: Record<string, string> = {};
         for (const check of checks) {
-          const started = await startRun(ctx, check, 'TRIGGER_API');
+          const started = await startRun(ctx, check, request.body.runSource ?? 'TRIGGER_API');
           if ('refused' in started) refused[check.id] = started.refused;
           else sessions.push(await sessionRecord(ctx.db, started.session, ctx.baseUrl));
         }
