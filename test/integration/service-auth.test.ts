@@ -127,6 +127,30 @@ describe.each(DB_KINDS)('service authentication and account isolation (%s)', (ki
       }
     });
 
+    it('answers every operation of the user API with 401 without a key and 403 for another account, whatever it is', async () => {
+      const document = (await service.raw('GET', '/openapi.json')).body as {
+        paths: Record<string, Record<string, { security?: Record<string, unknown>[] }>>;
+      };
+      const operations: [string, string][] = [];
+      for (const [path, item] of Object.entries(document.paths)) {
+        for (const [method, operation] of Object.entries(item)) {
+          // The agent protocol has its own keys; every other operation is the user API.
+          if (!['get', 'post', 'put', 'delete'].includes(method) || operation.security?.some((scheme) => 'privateLocationKey' in scheme)) continue;
+          operations.push([method.toUpperCase(), path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000001')]);
+        }
+      }
+      expect(operations.length).toBeGreaterThan(60);
+      for (const [method, path] of operations) {
+        const body = method === 'GET' || method === 'DELETE' ? undefined : {};
+        expectErrorA(await service.raw(method, path, body), 401, 'Unauthorized');
+        expectErrorA(
+          await service.raw(method, path, body, { ...bearer(service.apiKey), 'x-service-account': second.accountId }),
+          403,
+          'Forbidden',
+        );
+      }
+    });
+
     it('answers the same 403 for an existing and a made-up foreign account (no account enumeration)', async () => {
       const existing = await service.raw('GET', '/v1/checks', undefined, {
         ...bearer(service.apiKey),
