@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from './db/database.js';
-import { sendErrorA } from './http-errors.js';
+import { sendError, sendErrorA } from './http-errors.js';
 import { holderOfApiKey, type KeyHolder } from './store/accounts.js';
 import type { AgentKeys } from './agent-keys.js';
 import type { PrivateLocationRow } from './store/private-locations.js';
@@ -37,31 +37,31 @@ export function userAuth(db: Database, options: UserAuthOptions = {}) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const key = bearer(request);
     if (!key) {
-      await sendErrorA(reply, 401, 'Missing Authorization header: send "Authorization: Bearer <API key>"');
+      await sendError(reply, 401, 'Missing Authorization header: send "Authorization: Bearer <API key>"');
       return;
     }
     const accountHeader = request.headers['x-service-account'];
     const accountId = Array.isArray(accountHeader) ? accountHeader[0] : accountHeader;
     const optional = options.accountHeaderOptional?.(request) ?? false;
     if (!accountId && !optional) {
-      await sendErrorA(reply, 401, 'Missing x-service-account header: send your account id');
+      await sendError(reply, 401, 'Missing x-service-account header: send your account id');
       return;
     }
     if (accountId && !UUID.test(accountId)) {
-      await sendErrorA(reply, 401, 'The x-service-account header must be an account id (uuid)');
+      await sendError(reply, 401, 'The x-service-account header must be an account id (uuid)');
       return;
     }
     const holder = await holderOfApiKey(db, key);
     if (!holder) {
-      await sendErrorA(reply, 401, 'Unknown or revoked API key');
+      await sendError(reply, 401, 'Unknown or revoked API key');
       return;
     }
     if (accountId && accountId.toLowerCase() !== holder.accountId) {
-      await sendErrorA(reply, 403, 'This API key does not grant access to the account in x-service-account');
+      await sendError(reply, 403, 'This API key does not grant access to the account in x-service-account');
       return;
     }
     if (holder.role === 'READ_ONLY' && !SAFE_METHODS.has(request.method)) {
-      await sendErrorA(reply, 403, 'This API key belongs to a read-only member: it may only read');
+      await sendError(reply, 403, 'This API key belongs to a read-only member: it may only read');
       return;
     }
     request.accountId = holder.accountId;

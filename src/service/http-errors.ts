@@ -16,6 +16,49 @@ export function sendErrorB(
   return reply.code(statusCode).send({ message, attributes });
 }
 
+export type ErrorShape = 'A' | 'B';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The one error shape every error of this route takes (see docs/api.md). */
+    errorShape?: ErrorShape;
+  }
+}
+
+/**
+ * One error shape per route of the user API: reads answer in shape A, writes
+ * (POST, PUT, DELETE) in shape B, unless the route names its own (member
+ * removal is A, as the spec shows). The agent protocol, with a contract of
+ * its own, keeps one shape per status: B for a 400, A otherwise.
+ */
+export function routeErrorShape(
+  route: { method: string; url: string | undefined; config?: { errorShape?: ErrorShape } },
+  status: number,
+): ErrorShape {
+  if (route.config?.errorShape) return route.config.errorShape;
+  if (!route.url || route.url.startsWith('/v1/agent/')) return status === 400 ? 'B' : 'A';
+  return route.method === 'GET' || route.method === 'HEAD' ? 'A' : 'B';
+}
+
+export function errorShapeOf(request: FastifyRequest, status: number): ErrorShape {
+  return routeErrorShape(
+    { method: request.method, url: request.routeOptions.url, config: request.routeOptions.config },
+    status,
+  );
+}
+
+/** An error in the route's shape; in shape A the message carries what attributes would. */
+export function sendError(
+  reply: FastifyReply,
+  statusCode: number,
+  message: string,
+  attributes: Record<string, unknown> = {},
+): FastifyReply {
+  return errorShapeOf(reply.request, statusCode) === 'A'
+    ? sendErrorA(reply, statusCode, message)
+    : sendErrorB(reply, statusCode, message, attributes);
+}
+
 /** "Invalid body: a must be…; b is required", from the problems by field. */
 export function invalidBodyMessage(attributes: Record<string, string>): string {
   return `Invalid body: ${Object.entries(attributes)
@@ -25,7 +68,7 @@ export function invalidBodyMessage(attributes: Record<string, string>): string {
 
 /** A 400 in shape B for problems found beyond the schema (rules across fields, records that must exist). */
 export function sendInvalidBody(reply: FastifyReply, attributes: Record<string, string>): FastifyReply {
-  return sendErrorB(reply, 400, invalidBodyMessage(attributes), attributes);
+  return sendError(reply, 400, invalidBodyMessage(attributes), attributes);
 }
 
 interface AjvError {
@@ -87,15 +130,15 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
     const attributes = collapse(error.validation);
     const where = error.validationContext === 'body' ? 'body' : (error.validationContext ?? 'request');
     const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
-    return sendErrorB(reply, 400, `Invalid ${where}: ${list.join('; ')}`, attributes);
+    return sendError(reply, 400, `Invalid ${where}: ${list.join('; ')}`, attributes);
   }
   if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
-    return sendErrorB(reply, 400, 'The request body is not valid JSON', {});
+    return sendError(reply, 400, 'The request body is not valid JSON', {});
   }
   const status = error.statusCode ?? 500;
   if (status >= 500) {
     request.log.error({ err: error }, 'request failed');
-    return sendErrorA(reply, 500, 'Internal error; the service log has the details');
+    return sendError(reply, 500, 'Internal error; the service log has the details');
   }
-  return sendErrorA(reply, status, error.message);
+  return sendError(reply, status, error.message);
 }

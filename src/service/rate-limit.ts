@@ -37,7 +37,7 @@ function limitOptions(limit: RateLimit): RateLimitOptions {
 /** The user API's limit, for every route registered in `scope` afterwards. Nothing when switched off. */
 export async function registerRateLimit(scope: FastifyInstance, limit: RateLimit | undefined): Promise<void> {
   if (!limit) return;
-  // Every limited route may answer 429; say so in /openapi.json.
+  // Every limited route may answer 429; say so in /openapi.json (in the route's error shape: see server.ts).
   scope.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, response: { ...(route.schema?.response as object | undefined), 429: ErrorA } };
   });

@@ -5,7 +5,8 @@ import secureJson from 'secure-json-parse';
 import { VERSION } from '../version.js';
 import { agentAuth, userAuth } from './auth.js';
 import type { ServiceContext } from './context.js';
-import { errorHandler, sendErrorA } from './http-errors.js';
+import { errorHandler, routeErrorShape, sendErrorA } from './http-errors.js';
+import { ErrorA, ErrorB } from './schemas/common.js';
 import { accountRoutes } from './routes/account.js';
 import { agentRoutes } from './routes/agent.js';
 import { alertChannelRoutes } from './routes/alert-channels.js';
@@ -95,6 +96,16 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
       userAuth(ctx.db, { accountHeaderOptional: (request) => request.url.startsWith('/v1/check-sessions/') }),
     );
     await registerRateLimit(user, ctx.rateLimit);
+    // Each route's error answers, in /openapi.json and when serialised, take the route's one shape.
+    user.addHook('onRoute', (route) => {
+      const response = route.schema?.response as Record<string, unknown> | undefined;
+      if (!response) return;
+      for (const code of Object.keys(response)) {
+        if (Number(code) < 400) continue;
+        const method = Array.isArray(route.method) ? route.method[0]! : route.method;
+        response[code] = routeErrorShape({ method, url: route.url, config: route.config }, Number(code)) === 'A' ? ErrorA : ErrorB;
+      }
+    });
     await user.register(privateLocationRoutes(ctx));
     await user.register(checkRoutes(ctx));
     await user.register(checkGroupRoutes(ctx));

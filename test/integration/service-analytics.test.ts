@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectErrorA, expectErrorB } from '../support/agent-protocol.js';
+import { expectErrorA, expectErrorANaming } from '../support/agent-protocol.js';
 import { DB_KINDS } from '../support/databases.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -222,16 +222,16 @@ describe.each(DB_KINDS)('URL monitor analytics (%s)', (kind) => {
 
   it('refuses bad queries naming the parameter, and other checks with 404', async () => {
     const base = `/v1/analytics/url-monitors/${checkId}`;
-    expectErrorB(await service.api('GET', base), ['metrics']);
-    expectErrorB(await service.api('GET', `${base}?metrics=responseTime_p42`), ['metrics']);
-    expectErrorB(await service.api('GET', `${base}?metrics=availability&aggregationInterval=0`), ['aggregationInterval']);
-    expectErrorB(await service.api('GET', `${base}?metrics=availability&aggregationInterval=43201`), ['aggregationInterval']);
-    expectErrorB(await service.api('GET', `${base}?metrics=availability&quickRange=yesterday`), ['quickRange']);
-    expectErrorB(await service.api('GET', `${base}?metrics=availability&groupBy=agent`), ['groupBy']);
-    expectErrorB(await service.api('GET', `${base}?metrics=availability&filterByStatus=degraded`), ['filterByStatus']);
-    expectErrorB(await service.api('GET', `${base}?metrics=availability&from=soon`), ['from']);
-    expectErrorB(await service.api('GET', `${base}?metrics=availability&from=2000&to=1000`), ['from']);
-    expectErrorB(await service.api('GET', `${base}?metrics=availability&limit=101`), ['limit']);
+    expectErrorANaming(await service.api('GET', base), ['metrics']);
+    expectErrorANaming(await service.api('GET', `${base}?metrics=responseTime_p42`), ['metrics']);
+    expectErrorANaming(await service.api('GET', `${base}?metrics=availability&aggregationInterval=0`), ['aggregationInterval']);
+    expectErrorANaming(await service.api('GET', `${base}?metrics=availability&aggregationInterval=43201`), ['aggregationInterval']);
+    expectErrorANaming(await service.api('GET', `${base}?metrics=availability&quickRange=yesterday`), ['quickRange']);
+    expectErrorANaming(await service.api('GET', `${base}?metrics=availability&groupBy=agent`), ['groupBy']);
+    expectErrorANaming(await service.api('GET', `${base}?metrics=availability&filterByStatus=degraded`), ['filterByStatus']);
+    expectErrorANaming(await service.api('GET', `${base}?metrics=availability&from=soon`), ['from']);
+    expectErrorANaming(await service.api('GET', `${base}?metrics=availability&from=2000&to=1000`), ['from']);
+    expectErrorANaming(await service.api('GET', `${base}?metrics=availability&limit=101`), ['limit']);
     expectErrorA(await service.api('GET', `/v1/analytics/url-monitors/${randomUUID()}?metrics=availability`), 404, 'Not Found');
     const tcp = await service.api('POST', '/v1/checks/tcp', { name: 't', request: { hostname: 'a.test', port: 1 } });
     expectErrorA(await service.api('GET', `/v1/analytics/url-monitors/${tcp.body.id}?metrics=availability`), 404, 'Not Found');

@@ -6,6 +6,7 @@ import {
   createSecondAccount,
   eventually,
   expectErrorA,
+  expectErrorANaming,
   expectErrorB,
   ManualAgent,
 } from '../support/agent-protocol.js';
@@ -167,7 +168,7 @@ describe.each(DB_KINDS)('check groups (%s)', (kind) => {
       const group = await theirs.group();
       expectErrorA(await mine.call('GET', `/v1/check-groups/${group.id}`), 404, 'Not Found');
       expectErrorA(await mine.call('GET', '/v1/check-groups/2147483647'), 404, 'Not Found');
-      expectErrorB(await mine.call('GET', '/v1/check-groups/abc'), ['id']);
+      expectErrorANaming(await mine.call('GET', '/v1/check-groups/abc'), ['id']);
     });
   });
 
@@ -185,8 +186,8 @@ describe.each(DB_KINDS)('check groups (%s)', (kind) => {
       expect(ids(await call('GET', '/v1/check-groups?name=Gamma&name=Alpha'))).toEqual([a.id, c.id]);
       expect(ids(await call('GET', '/v1/check-groups?name=alpha'))).toEqual([]);
       expect(ids(await call('GET', '/v1/check-groups?tag=prod&name=Beta'))).toEqual([b.id]);
-      expectErrorB(await call('GET', '/v1/check-groups?limit=101'), ['limit']);
-      expectErrorB(await call('GET', '/v1/check-groups?page=0'), ['page']);
+      expectErrorANaming(await call('GET', '/v1/check-groups?limit=101'), ['limit']);
+      expectErrorANaming(await call('GET', '/v1/check-groups?page=0'), ['page']);
     });
   });
 
@@ -216,9 +217,9 @@ describe.each(DB_KINDS)('check groups (%s)', (kind) => {
       expect((await call('GET', `/v1/check-groups/${created.id}`)).body).toEqual(created);
     });
 
-    it('answers 404 in shape A for an unknown group', async () => {
+    it('answers 404 in shape B (a write) for an unknown group', async () => {
       const { call } = await freshAccount();
-      expectErrorA(await call('PUT', '/v2/check-groups/999999', { concurrency: 2 }), 404, 'Not Found');
+      expectErrorB(await call('PUT', '/v2/check-groups/999999', { concurrency: 2 }), [], 404);
     });
   });
 
@@ -374,9 +375,9 @@ describe.each(DB_KINDS)('check groups (%s)', (kind) => {
       expect((await agent.claimOne()).checkId).toBe(second.id);
     });
 
-    it('answers 404 (shape A) for an unknown group and 400 (shape B) for an empty one', async () => {
+    it('answers 404 and 400 in shape B (a write) for an unknown group and an empty one', async () => {
       const { call, group } = await freshAccount();
-      expectErrorA(await call('POST', '/v1/check-groups/999999/trigger'), 404, 'Not Found');
+      expectErrorB(await call('POST', '/v1/check-groups/999999/trigger'), [], 404);
       const empty = await group();
       expectErrorB(await call('POST', `/v1/check-groups/${empty.id}/trigger`), ['id']);
     });

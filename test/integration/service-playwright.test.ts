@@ -97,9 +97,10 @@ describe.each(DB_KINDS)('Playwright check suites (%s)', (kind) => {
     }, 60_000);
 
     it('answers 401 without a key and 403 for another account', async () => {
-      expectErrorA(await upload(BUNDLE, { 'x-service-account': service.accountId }), 401, 'Unauthorized');
+      // An upload is a write: shape B.
+      expectErrorB(await upload(BUNDLE, { 'x-service-account': service.accountId }), [], 401);
       const other = await createSecondAccount(service);
-      expectErrorA(await upload(BUNDLE, { ...auth(), 'x-service-account': other.accountId }), 403, 'Forbidden');
+      expectErrorB(await upload(BUNDLE, { ...auth(), 'x-service-account': other.accountId }), [], 403);
     });
 
     it('serves the bytes to an agent of the account, with their SHA-256', async () => {
@@ -230,7 +231,7 @@ describe.each(DB_KINDS)('Playwright check suites (%s)', (kind) => {
       const moved = await service.api('PUT', `/v1/checks/playwright/${created.body.id}`, { codeBundleId: second.body.id });
       expect(moved.body).toMatchObject({ codeBundleId: second.body.id, codeBundleSha256: sha256(other), codeBundleSize: other.length });
       expectErrorB(await service.api('PUT', `/v1/checks/playwright/${created.body.id}`, { pwTags: ['nope'] }), ['pwTags.0']);
-      expectErrorA(await service.api('PUT', `/v1/checks/multistep/${created.body.id}`, { name: 'x' }), 404, 'Not Found');
+      expectErrorB(await service.api('PUT', `/v1/checks/multistep/${created.body.id}`, { name: 'x' }), [], 404);
     });
   });
 
@@ -309,10 +310,10 @@ describe.each(DB_KINDS)('Playwright check suites (%s)', (kind) => {
     it('answers 404 for an unknown session and for another account\'s', async () => {
       const { checkId } = await running();
       const session = await triggerCheck(service, checkId);
-      expectErrorA(await service.api('POST', `/v1/check-sessions/${randomUUID()}/cancel`), 404, 'Not Found');
+      expectErrorB(await service.api('POST', `/v1/check-sessions/${randomUUID()}/cancel`), [], 404);
       const other = await createSecondAccount(service);
       const theirs = { authorization: `Bearer ${other.apiKey}`, 'x-service-account': other.accountId };
-      expectErrorA(await service.raw('POST', `/v1/check-sessions/${session.checkSessionId}/cancel`, undefined, theirs), 404, 'Not Found');
+      expectErrorB(await service.raw('POST', `/v1/check-sessions/${session.checkSessionId}/cancel`, undefined, theirs), [], 404);
       expect((await service.api('GET', `/v1/check-sessions/${session.checkSessionId}`)).body.status).toBe('STARTED');
     });
   });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createIdleUrlCheck,
   expectErrorA,
+  expectErrorANaming,
   expectErrorB,
   ManualAgent,
   sendText,
@@ -87,7 +88,7 @@ describe.each(DB_KINDS)('service resources (%s)', (kind) => {
 
     it('answers 404 shape A to an unknown location id', async () => {
       expectErrorA(await service.api('GET', `/v1/private-locations/${randomUUID()}`), 404, 'Not Found');
-      expectErrorA(await service.api('POST', `/v1/private-locations/${randomUUID()}/keys`), 404, 'Not Found');
+      expectErrorB(await service.api('POST', `/v1/private-locations/${randomUUID()}/keys`), [], 404);
     });
 
     it.each([
@@ -402,8 +403,8 @@ describe.each(DB_KINDS)('service resources (%s)', (kind) => {
       ['limit=101', ['limit']],
       ['limit=ten', ['limit']],
       ['page=0', ['page']],
-    ])('refuses the query %s with 400 shape B', async (query, fields) => {
-      expectErrorB(await service.api('GET', `/v1/checks?${query}`), fields);
+    ])('refuses the query %s with 400 in shape A, naming the parameter (a read)', async (query, fields) => {
+      expectErrorANaming(await service.api('GET', `/v1/checks?${query}`), fields);
     });
   });
 
@@ -482,9 +483,9 @@ describe.each(DB_KINDS)('service resources (%s)', (kind) => {
       expect(sessions).toEqual([]);
     });
 
-    it('answers 404 shape A for an unknown check id', async () => {
+    it('answers 404 in shape B for an unknown check id (a write)', async () => {
       const answer = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [randomUUID()] } });
-      expectErrorA(answer, 404, 'Not Found');
+      expectErrorB(answer, [], 404);
     });
 
     it('answers 400 shape B to a target without checkId or tag', async () => {

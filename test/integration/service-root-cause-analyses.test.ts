@@ -7,6 +7,7 @@ import {
   asNewAccount,
   eventually,
   expectErrorA,
+  expectErrorANaming,
   expectErrorB,
   ManualAgent,
   urlCheckBody,
@@ -142,7 +143,7 @@ describe.each(DB_KINDS)('root cause analyses (%s)', (kind) => {
     expect(record).toMatchObject({ subject: 'TEST_SESSION_ERROR_GROUP', checkId: check.id, checkSessionId: sessions[3] });
   });
 
-  it('answers 404 in shape A for unknown analyses, groups, checks and sessions, and for another account\'s', async () => {
+  it('answers 404 for unknown analyses, groups, checks and sessions, and for another account\'s (A for reads, B for writes)', async () => {
     const mine = await freshAccount();
     const theirs = await freshAccount();
     const { check, sessions } = await checkWithFailures(service, theirs.call);
@@ -153,11 +154,11 @@ describe.each(DB_KINDS)('root cause analyses (%s)', (kind) => {
     expectErrorA(await mine.call('GET', `/v1/root-cause-analyses/${started.body.id}`), 404, 'Not Found');
     expectErrorA(await theirs.call('GET', `/v1/root-cause-analyses/${randomUUID()}`), 404, 'Not Found');
     expectErrorA(await mine.call('GET', `/v1/checks/${check.id}/error-groups`), 404, 'Not Found');
-    expectErrorA(await mine.call('POST', `/v1/checks/${check.id}/error-groups/${group.id}/root-cause-analyses`), 404, 'Not Found');
+    expectErrorB(await mine.call('POST', `/v1/checks/${check.id}/error-groups/${group.id}/root-cause-analyses`), [], 404);
     expectErrorA(await mine.call('GET', `/v1/check-sessions/${sessions[1]}/error-groups`), 404, 'Not Found');
-    expectErrorA(await theirs.call('POST', `/v1/checks/${check.id}/error-groups/${'0'.repeat(24)}/root-cause-analyses`), 404, 'Not Found');
+    expectErrorB(await theirs.call('POST', `/v1/checks/${check.id}/error-groups/${'0'.repeat(24)}/root-cause-analyses`), [], 404);
     expectErrorB(await theirs.call('POST', `/v1/checks/${check.id}/error-groups/not-a-group/root-cause-analyses`), ['errorGroupId']);
-    expectErrorB(await theirs.call('GET', '/v1/root-cause-analyses/not-a-uuid'), ['id']);
+    expectErrorANaming(await theirs.call('GET', '/v1/root-cause-analyses/not-a-uuid'), ['id']);
   });
 });
 

@@ -118,7 +118,7 @@ describe.each(DB_KINDS)('status pages and incidents (%s)', (kind) => {
       const foreign = await theirs.svc('Theirs');
       const page = await theirs.call('POST', '/v1/status-pages', { name: 'Theirs', url: url() });
       expectErrorA(await mine.call('GET', `/v1/status-pages/${page.body.id}`), 404, 'Not Found');
-      expectErrorA(await mine.call('PUT', `/v1/status-pages/${page.body.id}`, { name: 'x', url: url() }), 404, 'Not Found');
+      expectErrorB(await mine.call('PUT', `/v1/status-pages/${page.body.id}`, { name: 'x', url: url() }), [], 404);
       expectErrorB(await mine.call('DELETE', `/v1/status-pages/${page.body.id}`), ['id'], 404);
       expectErrorB(await mine.call('DELETE', `/v1/status-pages/services/${foreign.id}`), ['id'], 404);
       expectErrorB(
@@ -230,11 +230,7 @@ describe.each(DB_KINDS)('status pages and incidents (%s)', (kind) => {
       const second = await mine.incident([web.id]);
       expect((await mine.call('GET', '/v1/status-pages/incidents')).body.map((i: { id: string }) => i.id)).toEqual([second.id, first.id]);
       expectErrorA(await theirs.call('GET', `/v1/status-pages/incidents/${first.id}`), 404, 'Not Found');
-      expectErrorA(
-        await theirs.call('POST', `/v1/status-pages/incidents/${first.id}/incident-updates`, { description: 'x' }),
-        404,
-        'Not Found',
-      );
+      expectErrorB(await theirs.call('POST', `/v1/status-pages/incidents/${first.id}/incident-updates`, { description: 'x' }), [], 404);
       expectErrorB(await theirs.call('DELETE', `/v1/status-pages/incidents/${first.id}`), ['incidentId'], 404);
       expect((await mine.call('DELETE', `/v1/status-pages/incidents/${first.id}`)).status).toBe(204);
       expectErrorA(await mine.call('GET', `/v1/status-pages/incidents/${first.id}`), 404, 'Not Found');
@@ -244,13 +240,9 @@ describe.each(DB_KINDS)('status pages and incidents (%s)', (kind) => {
   it('answers 401 without a key and 403 with another account\'s id', async () => {
     const other = await createSecondAccount(service);
     expectErrorA(await service.raw('GET', '/v1/status-pages'), 401, 'Unauthorized');
-    expectErrorA(
-      await service.raw('POST', '/v1/status-pages/incidents/00000000-0000-4000-8000-000000000000/incident-updates', { description: 'x' }, {
+    expectErrorB(await service.raw('POST', '/v1/status-pages/incidents/00000000-0000-4000-8000-000000000000/incident-updates', { description: 'x' }, {
         authorization: `Bearer ${service.apiKey}`,
         'x-service-account': other.accountId,
-      }),
-      403,
-      'Forbidden',
-    );
+      }), [], 403);
   });
 });

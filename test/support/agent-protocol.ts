@@ -20,6 +20,13 @@ export function expectErrorB(answer: ApiAnswer, fields: readonly string[], statu
   for (const field of fields) expect(answer.body.attributes[field]).toEqual(expect.any(String));
 }
 
+/** Shape A for a read's 400: the message names each bad field, as shape B's attributes would. */
+export function expectErrorANaming(answer: ApiAnswer, fields: readonly string[], statusCode = 400): void {
+  expectErrorA(answer, statusCode, statusCode === 400 ? 'Bad Request' : STATUS_NAMES[statusCode] ?? 'Error');
+  for (const field of fields) expect(answer.body.message).toContain(field);
+}
+const STATUS_NAMES: Record<number, string> = { 404: 'Not Found', 409: 'Conflict' };
+
 /** A second account with its own API key, written straight into the service's database. */
 export async function createSecondAccount(service: TestService): Promise<{ accountId: string; apiKey: string }> {
   const accountId = randomUUID();

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { CHANNEL_TYPES, parseChannelConfig } from '../alerts/channel-config.js';
 import { AlertSettingsSchema } from '../check-types/alert-fields.js';
 import type { ServiceContext } from '../context.js';
-import { sendErrorA, sendErrorB, sendInvalidBody } from '../http-errors.js';
+import { sendError, sendInvalidBody } from '../http-errors.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import {
   accountAlertSettings,
@@ -112,7 +112,7 @@ export const alertChannelRoutes =
       '/v1/alert-channels/:id',
       { schema: { tags, summary: 'Retrieve an alert channel', params: ChannelId, response: { 200: ChannelRecord, 404: ErrorA } } },
       async (request, reply) =>
-        (await getChannel(ctx.db, request.accountId, request.params.id)) ?? sendErrorA(reply, 404, 'Alert channel not found'),
+        (await getChannel(ctx.db, request.accountId, request.params.id)) ?? sendError(reply, 404, 'Alert channel not found'),
     );
 
     app.put(
@@ -131,7 +131,7 @@ export const alertChannelRoutes =
         if ('problems' in parsed) return sendInvalidBody(reply, parsed.problems);
         return (
           (await updateChannel(ctx.db, request.accountId, request.params.id, parsed.input)) ??
-          sendErrorA(reply, 404, 'Alert channel not found')
+          sendError(reply, 404, 'Alert channel not found')
         );
       },
     );
@@ -149,7 +149,7 @@ export const alertChannelRoutes =
       },
       async (request, reply) => {
         if (!(await deleteChannel(ctx.db, request.accountId, request.params.id))) {
-          return sendErrorB(reply, 404, 'Alert channel not found', { id: 'not found' });
+          return sendError(reply, 404, 'Alert channel not found', { id: 'not found' });
         }
         return reply.code(204).send(null);
       },
@@ -168,7 +168,7 @@ export const alertChannelRoutes =
       },
       async (request, reply) => {
         const channel = await getChannel(ctx.db, request.accountId, request.params.id);
-        return channel ? listDeliveries(ctx.db, request.accountId, channel.id) : sendErrorA(reply, 404, 'Alert channel not found');
+        return channel ? listDeliveries(ctx.db, request.accountId, channel.id) : sendError(reply, 404, 'Alert channel not found');
       },
     );
 

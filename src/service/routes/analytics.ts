@@ -4,7 +4,7 @@ import { queryAnalytics } from '../analytics/query.js';
 import { METRIC_NAMES, metric } from '../analytics/metrics.js';
 import { parseInstant, quickRange, QUICK_RANGES } from '../analytics/time-range.js';
 import type { ServiceContext } from '../context.js';
-import { sendErrorA, sendErrorB } from '../http-errors.js';
+import { sendError } from '../http-errors.js';
 import { analyticsRateLimit } from '../rate-limit.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { getCheck } from '../store/checks.js';
@@ -93,11 +93,11 @@ export const analyticsRoutes =
         if (!attributes.from && !attributes.to && window.from >= window.to) attributes.from = 'must be before to';
         if (Object.keys(attributes).length > 0) {
           const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
-          return sendErrorB(reply, 400, `Invalid query: ${list.join('; ')}`, attributes);
+          return sendError(reply, 400, `Invalid query: ${list.join('; ')}`, attributes);
         }
 
         const check = await getCheck(ctx.db, request.accountId, request.params.id);
-        if (!check || check.check_type !== 'URL') return sendErrorA(reply, 404, 'URL monitor not found');
+        if (!check || check.check_type !== 'URL') return sendError(reply, 404, 'URL monitor not found');
         const page = query.page ?? 1;
         const limit = query.limit ?? 10;
         const series = await queryAnalytics(ctx.db, {

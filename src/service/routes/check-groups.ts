@@ -7,7 +7,7 @@ import { maskSecrets } from '../check-types/environment-variables.js';
 import type { ServiceContext } from '../context.js';
 import { locationProblems } from '../entitlements.js';
 import { startGroupRun } from '../group-runs.js';
-import { collapse, sendErrorA, sendErrorB, sendInvalidBody } from '../http-errors.js';
+import { collapse, sendError, sendInvalidBody } from '../http-errors.js';
 import { CheckResponseSchema } from '../schemas/check-response.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { channelsById } from '../store/alert-channels.js';
@@ -115,7 +115,7 @@ export const checkGroupRoutes =
       { schema: { tags, summary: 'Retrieve a check group', params: GroupId, response: { 200: GroupResponse, 404: ErrorA } } },
       async (request, reply) => {
         const row = await getGroup(ctx.db, request.accountId, request.params.id);
-        return row ? groupResponse(row) : sendErrorA(reply, 404, 'Check group not found');
+        return row ? groupResponse(row) : sendError(reply, 404, 'Check group not found');
       },
     );
 
@@ -134,7 +134,7 @@ export const checkGroupRoutes =
       },
       async (request, reply) => {
         const stored = await getGroup(ctx.db, request.accountId, request.params.id);
-        if (!stored) return sendErrorA(reply, 404, 'Check group not found');
+        if (!stored) return sendError(reply, 404, 'Check group not found');
         const merged = mergeGroupUpdate(stored.definition, request.body);
         if (!validateMerged(merged)) {
           const attributes = collapse(validateMerged.errors ?? []);
@@ -144,7 +144,7 @@ export const checkGroupRoutes =
         const found = await problems(request.accountId, group);
         if (Object.keys(found).length > 0) return sendInvalidBody(reply, found);
         const row = await updateGroup(ctx.db, request.accountId, stored.id, group);
-        return row ? groupResponse(row) : sendErrorA(reply, 404, 'Check group not found');
+        return row ? groupResponse(row) : sendError(reply, 404, 'Check group not found');
       },
     );
 
@@ -161,9 +161,9 @@ export const checkGroupRoutes =
       },
       async (request, reply) => {
         const outcome = await deleteGroup(ctx.db, request.accountId, request.params.id);
-        if (outcome === 'not-found') return sendErrorB(reply, 404, 'Check group not found', { id: 'not found' });
+        if (outcome === 'not-found') return sendError(reply, 404, 'Check group not found', { id: 'not found' });
         if (outcome === 'has-checks') {
-          return sendErrorB(reply, 409, 'The check group still holds checks; move or delete them first', {
+          return sendError(reply, 409, 'The check group still holds checks; move or delete them first', {
             id: 'holds checks',
           });
         }
@@ -184,7 +184,7 @@ export const checkGroupRoutes =
       },
       async (request, reply) => {
         const group = await getGroup(ctx.db, request.accountId, request.params.id);
-        if (!group) return sendErrorA(reply, 404, 'Check group not found');
+        if (!group) return sendError(reply, 404, 'Check group not found');
         const channels = await channelsById(ctx.db, request.accountId);
         return (await groupChecks(ctx.db, request.accountId, group.id)).map((row) => checkResponse(row, channels));
       },
@@ -205,11 +205,11 @@ export const checkGroupRoutes =
       },
       async (request, reply) => {
         const group = await getGroup(ctx.db, request.accountId, request.params.id);
-        if (!group) return sendErrorA(reply, 404, 'Check group not found');
+        if (!group) return sendError(reply, 404, 'Check group not found');
         const checks = await groupChecks(ctx.db, request.accountId, group.id);
-        if (checks.length === 0) return sendErrorB(reply, 400, 'The check group has no checks to run', { id: 'has no checks' });
+        if (checks.length === 0) return sendError(reply, 400, 'The check group has no checks to run', { id: 'has no checks' });
         const started = await startGroupRun(ctx, group, checks);
-        if (started.sessions.length === 0) return sendErrorB(reply, 400, 'None of the group\'s checks can run', started.refused);
+        if (started.sessions.length === 0) return sendError(reply, 400, 'None of the group\'s checks can run', started.refused);
         const sessions = [];
         for (const session of started.sessions) sessions.push(await sessionRecord(ctx.db, session, ctx.baseUrl));
         return reply.code(201).send({ sessions });

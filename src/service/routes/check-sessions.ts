@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServiceContext } from '../context.js';
-import { sendErrorA, sendErrorB } from '../http-errors.js';
+import { sendError } from '../http-errors.js';
 import { startRun } from '../runs.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { findChecksForTrigger } from '../store/checks.js';
@@ -77,12 +77,12 @@ export const checkSessionRoutes =
       async (request, reply) => {
         const { target } = request.body;
         if (!target.checkId && !target.tag) {
-          return sendErrorB(reply, 400, 'Invalid body: target needs checkId or tag', {
+          return sendError(reply, 400, 'Invalid body: target needs checkId or tag', {
             target: 'must name checkId or tag',
           });
         }
         const checks = await findChecksForTrigger(ctx.db, request.accountId, target);
-        if (checks.length === 0) return sendErrorA(reply, 404, 'No matching checks were found');
+        if (checks.length === 0) return sendError(reply, 404, 'No matching checks were found');
         const sessions = [];
         const refused: Record<string, string> = {};
         for (const check of checks) {
@@ -91,7 +91,7 @@ export const checkSessionRoutes =
           else sessions.push(await sessionRecord(ctx.db, started.session, ctx.baseUrl));
         }
         if (sessions.length === 0) {
-          return sendErrorB(reply, 400, 'None of the matching checks can run', refused);
+          return sendError(reply, 400, 'None of the matching checks can run', refused);
         }
         return reply.code(201).send({ sessions });
       },
@@ -109,7 +109,7 @@ export const checkSessionRoutes =
       },
       async (request, reply) => {
         const record = await getSessionRecord(ctx.db, request.accountId, request.params.checkSessionId, ctx.baseUrl);
-        return record ?? sendErrorA(reply, 404, 'Check session not found');
+        return record ?? sendError(reply, 404, 'Check session not found');
       },
     );
 
@@ -130,11 +130,11 @@ export const checkSessionRoutes =
       async (request, reply) => {
         const { checkSessionId } = request.params;
         const cancelled = await ctx.db.transaction((tx) => cancelSessionJobs(tx, request.accountId, checkSessionId));
-        if (!cancelled) return sendErrorA(reply, 404, 'Check session not found');
+        if (!cancelled) return sendError(reply, 404, 'Check session not found');
         for (const session of cancelled.completedSessions) ctx.events.emit('sessionCompleted', session);
         if (cancelled.cancelled > 0) request.log.info({ checkSessionId, jobs: cancelled.cancelled }, 'check session cancelled');
         const record = await getSessionRecord(ctx.db, request.accountId, checkSessionId, ctx.baseUrl);
-        return record ?? sendErrorA(reply, 404, 'Check session not found');
+        return record ?? sendError(reply, 404, 'Check session not found');
       },
     );
 
@@ -154,7 +154,7 @@ export const checkSessionRoutes =
       async (request, reply) => {
         const { checkSessionId, checkResultId } = request.params;
         const record = await getResultRecord(ctx.db, request.accountId, checkSessionId, checkResultId, ctx.baseUrl);
-        return record ?? sendErrorA(reply, 404, 'Check result not found');
+        return record ?? sendError(reply, 404, 'Check result not found');
       },
     );
   };

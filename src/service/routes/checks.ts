@@ -11,7 +11,7 @@ import {
 import type { ServiceContext } from '../context.js';
 import { unknownChannelProblems, withAutoSubscribed, type ChannelSubscription } from '../alerts/subscriptions.js';
 import { locationProblems } from '../entitlements.js';
-import { collapse, invalidBodyMessage, sendErrorA, sendErrorB, sendInvalidBody } from '../http-errors.js';
+import { collapse, invalidBodyMessage, sendError, sendInvalidBody } from '../http-errors.js';
 import { CheckResponseSchema, type CheckResponse } from '../schemas/check-response.js';
 import { ErrorA, ErrorB, Pagination } from '../schemas/common.js';
 import { createCheck, deleteCheck, getCheck, listChecks, updateCheck, type CheckRow } from '../store/checks.js';
@@ -139,7 +139,7 @@ export const checkRoutes =
             body.alertChannelSubscriptions = withAutoSubscribed((body.alertChannelSubscriptions ?? []) as ChannelSubscription[], channels);
           }
           const verdict = await judge(ctx, request.accountId, type, body);
-          if (!('definition' in verdict)) return sendErrorB(reply, 400, verdict.message, verdict.attributes);
+          if (!('definition' in verdict)) return sendError(reply, 400, verdict.message, verdict.attributes);
           const row = await createCheck(ctx.db, request.accountId, type.checkType, verdict.definition);
           return reply.code(201).send(checkResponse(row, channels));
         },
@@ -164,7 +164,7 @@ export const checkRoutes =
         async (request, reply) => {
           const stored = await getCheck(ctx.db, request.accountId, request.params.id);
           if (!stored || stored.check_type !== type.checkType) {
-            return sendErrorA(reply, 404, `${type.checkType} check not found`);
+            return sendError(reply, 404, `${type.checkType} check not found`);
           }
           const merged = type.mergeUpdate(stored.definition, request.body);
           // The whole check is validated again: a change may break a rule across fields.
@@ -173,11 +173,11 @@ export const checkRoutes =
           }
           const definition = nullsAsDefaults(type.createSchema, merged) as CheckDefinition;
           const verdict = await judge(ctx, request.accountId, type, definition);
-          if (!('definition' in verdict)) return sendErrorB(reply, 400, verdict.message, verdict.attributes);
+          if (!('definition' in verdict)) return sendError(reply, 400, verdict.message, verdict.attributes);
           const row = await updateCheck(ctx.db, request.accountId, stored.id, verdict.definition);
           return row
             ? checkResponse(row, await channelsById(ctx.db, request.accountId))
-            : sendErrorA(reply, 404, `${type.checkType} check not found`);
+            : sendError(reply, 404, `${type.checkType} check not found`);
         },
       );
     }
@@ -200,7 +200,7 @@ export const checkRoutes =
       { schema: { tags, summary: 'Retrieve a check', params: IdParams, response: { 200: CheckResponseSchema, 404: ErrorA } } },
       async (request, reply) => {
         const row = await getCheck(ctx.db, request.accountId, request.params.id);
-        return row ? checkResponse(row, await channelsById(ctx.db, request.accountId)) : sendErrorA(reply, 404, 'Check not found');
+        return row ? checkResponse(row, await channelsById(ctx.db, request.accountId)) : sendError(reply, 404, 'Check not found');
       },
     );
 
@@ -216,7 +216,7 @@ export const checkRoutes =
       },
       async (request, reply) => {
         const deleted = await deleteCheck(ctx.db, request.accountId, request.params.id);
-        if (!deleted) return sendErrorB(reply, 404, 'Check not found', { id: 'not found' });
+        if (!deleted) return sendError(reply, 404, 'Check not found', { id: 'not found' });
         return reply.code(204).send(null);
       },
     );

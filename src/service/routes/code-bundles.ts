@@ -13,7 +13,7 @@ import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/ty
 import { MAX_CODE_BUNDLE_BYTES } from '../../protocol/playwright-settings.js';
 import { ArtifactTooLargeError, storeArtifact } from '../artifacts.js';
 import type { ServiceContext } from '../context.js';
-import { sendErrorA, sendErrorB } from '../http-errors.js';
+import { sendError } from '../http-errors.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { getCodeBundle, insertCodeBundle } from '../store/code-bundles.js';
 
@@ -55,7 +55,7 @@ export const codeBundleRoutes =
           const declared = Number(request.headers['content-length'] ?? NaN);
           if (declared > MAX_CODE_BUNDLE_BYTES) {
             reply.header('connection', 'close');
-            return sendErrorA(reply, 413, `Code bundles are limited to ${MAX_CODE_BUNDLE_BYTES} bytes`);
+            return sendError(reply, 413, `Code bundles are limited to ${MAX_CODE_BUNDLE_BYTES} bytes`);
           }
           const id = randomUUID();
           let stored: Awaited<ReturnType<typeof storeArtifact>>;
@@ -69,14 +69,14 @@ export const codeBundleRoutes =
           } catch (error) {
             if (error instanceof ArtifactTooLargeError) {
               reply.header('connection', 'close');
-              return sendErrorA(reply, 413, `Code bundles are limited to ${MAX_CODE_BUNDLE_BYTES} bytes`);
+              return sendError(reply, 413, `Code bundles are limited to ${MAX_CODE_BUNDLE_BYTES} bytes`);
             }
             throw error;
           }
           // A bundle that is not even gzip would only fail later, on every agent, at every run.
           if (!(await startsWith(stored.path, GZIP_MAGIC))) {
             await rm(stored.path, { force: true });
-            return sendErrorB(reply, 400, 'Invalid body: a code bundle must be a gzipped tar (.tar.gz)', {
+            return sendError(reply, 400, 'Invalid body: a code bundle must be a gzipped tar (.tar.gz)', {
               body: 'must be a gzipped tar archive',
             });
           }
@@ -107,7 +107,7 @@ export const agentCodeBundleRoutes =
       },
       async (request, reply) => {
         const bundle = await getCodeBundle(ctx.db, request.privateLocation.account_id, request.params.id);
-        if (!bundle) return sendErrorA(reply, 404, 'Code bundle not found');
+        if (!bundle) return sendError(reply, 404, 'Code bundle not found');
         return reply
           .header('content-type', 'application/gzip')
           .header('content-length', String(bundle.size))

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { updateSchemaFor } from '../check-types/common.js';
 import type { ServiceContext } from '../context.js';
-import { collapse, sendErrorA, sendErrorB, sendInvalidBody } from '../http-errors.js';
+import { collapse, sendError, sendInvalidBody } from '../http-errors.js';
 import { INITIAL_STATUSES, MAINTENANCE_STATUSES } from '../maintenance/status.js';
 import { ErrorA, ErrorB, Pagination } from '../schemas/common.js';
 import { notifyMaintenance } from '../status-pages/notifications.js';
@@ -148,7 +148,7 @@ export const maintenanceWindowRoutes =
       { schema: { tags, summary: 'Retrieve a maintenance window', params: WindowId, response: { 200: WindowRecord, 404: ErrorA } } },
       async (request, reply) =>
         (await getWindow(ctx.db, request.accountId, request.params.id)) ??
-        sendErrorA(reply, 404, 'Maintenance window not found'),
+        sendError(reply, 404, 'Maintenance window not found'),
     );
 
     app.put(
@@ -165,7 +165,7 @@ export const maintenanceWindowRoutes =
       },
       async (request, reply) => {
         const stored = await getWindow(ctx.db, request.accountId, request.params.id);
-        if (!stored) return sendErrorA(reply, 404, 'Maintenance window not found');
+        if (!stored) return sendError(reply, 404, 'Maintenance window not found');
         const { id: _id, created_at: _created, updated_at: _updated, ...fields } = stored;
         const merged = { ...fields, ...request.body };
         if (!validateWindow(merged)) {
@@ -176,7 +176,7 @@ export const maintenanceWindowRoutes =
         if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
         return (
           (await updateWindow(ctx.db, request.accountId, stored.id, merged)) ??
-          sendErrorA(reply, 404, 'Maintenance window not found')
+          sendError(reply, 404, 'Maintenance window not found')
         );
       },
     );
@@ -193,7 +193,7 @@ export const maintenanceWindowRoutes =
       },
       async (request, reply) => {
         if (!(await deleteWindow(ctx.db, request.accountId, request.params.id))) {
-          return sendErrorB(reply, 404, 'Maintenance window not found', { id: 'not found' });
+          return sendError(reply, 404, 'Maintenance window not found', { id: 'not found' });
         }
         return reply.code(204).send(null);
       },
@@ -213,7 +213,7 @@ export const maintenanceWindowRoutes =
       },
       async (request, reply) => {
         const window = await getWindow(ctx.db, request.accountId, request.params.id);
-        if (!window) return sendErrorA(reply, 404, 'Maintenance window not found');
+        if (!window) return sendError(reply, 404, 'Maintenance window not found');
         const startsAt = request.body.startsAt ?? window.startsAt;
         const endsAt = request.body.endsAt ?? window.endsAt;
         if (Date.parse(endsAt) <= Date.parse(startsAt)) {
@@ -244,7 +244,7 @@ export const maintenanceWindowRoutes =
       },
       async (request, reply) => {
         const window = await getWindow(ctx.db, request.accountId, request.params.id);
-        return window ? listMaintenances(ctx.db, window.id) : sendErrorA(reply, 404, 'Maintenance window not found');
+        return window ? listMaintenances(ctx.db, window.id) : sendError(reply, 404, 'Maintenance window not found');
       },
     );
 
@@ -260,7 +260,7 @@ export const maintenanceWindowRoutes =
       },
       async (request, reply) =>
         (await getMaintenance(ctx.db, request.accountId, request.params.id, request.params.maintenanceId)) ??
-        sendErrorA(reply, 404, 'Maintenance not found'),
+        sendError(reply, 404, 'Maintenance not found'),
     );
 
     app.post(
@@ -286,7 +286,7 @@ export const maintenanceWindowRoutes =
           startsAt: request.body.startsAt,
           endsAt: request.body.endsAt,
         });
-        if ('notFound' in outcome) return sendErrorA(reply, 404, 'Maintenance not found');
+        if ('notFound' in outcome) return sendError(reply, 404, 'Maintenance not found');
         if ('refused' in outcome) {
           return sendInvalidBody(reply, { [outcome.field]: outcome.refused });
         }
@@ -321,7 +321,7 @@ export const maintenanceWindowRoutes =
           description: request.body.description,
           status: request.body.status,
         });
-        if ('notFound' in outcome) return sendErrorA(reply, 404, 'Maintenance update not found');
+        if ('notFound' in outcome) return sendError(reply, 404, 'Maintenance update not found');
         if ('refused' in outcome) {
           return sendInvalidBody(reply, { [outcome.field]: outcome.refused });
         }

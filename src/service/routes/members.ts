@@ -2,7 +2,7 @@ import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../context.js';
-import { collapse, sendErrorA, sendErrorB } from '../http-errors.js';
+import { collapse, sendError } from '../http-errors.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import {
   createApiKey,
@@ -59,7 +59,7 @@ function mayManage(request: FastifyRequest, ownMemberId?: string): boolean {
 }
 
 const refuse = (reply: FastifyReply) =>
-  sendErrorA(reply, 403, 'Managing members and API keys takes an owner, an admin or a service key');
+  sendError(reply, 403, 'Managing members and API keys takes an owner, an admin or a service key');
 
 export const memberRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
@@ -87,7 +87,7 @@ export const memberRoutes =
           name: request.body.name,
           role: request.body.role ?? 'READ_WRITE',
         });
-        if (!created) return sendErrorB(reply, 400, `${request.body.email} is already a member`, { email: 'is already a member' });
+        if (!created) return sendError(reply, 400, `${request.body.email} is already a member`, { email: 'is already a member' });
         return reply.code(201).send(created);
       },
     );
@@ -97,6 +97,7 @@ export const memberRoutes =
       {
         // The spec shows shape A for this operation, a malformed id included.
         attachValidation: true,
+        config: { errorShape: 'A' },
         schema: {
           tags,
           summary: 'Remove an account member',
@@ -108,12 +109,12 @@ export const memberRoutes =
       async (request, reply) => {
         if (request.validationError) {
           const problems = collapse((request.validationError as { validation?: [] }).validation ?? []);
-          return sendErrorA(reply, 400, `Invalid path: ${Object.entries(problems).map(([f, p]) => `${f} ${p}`).join('; ')}`);
+          return sendError(reply, 400, `Invalid path: ${Object.entries(problems).map(([f, p]) => `${f} ${p}`).join('; ')}`);
         }
         if (!mayManage(request)) return refuse(reply);
         const outcome = await removeMember(ctx.db, request.accountId, request.params.userId);
-        if (outcome === 'not-found') return sendErrorA(reply, 404, 'Member not found');
-        if (outcome === 'last-owner') return sendErrorA(reply, 409, 'The last owner of an account cannot be removed');
+        if (outcome === 'not-found') return sendError(reply, 404, 'Member not found');
+        if (outcome === 'last-owner') return sendError(reply, 409, 'The last owner of an account cannot be removed');
         return reply.code(204).send(null);
       },
     );
@@ -145,7 +146,7 @@ export const memberRoutes =
       async (request, reply) => {
         if (!mayManage(request, request.params.userId)) return refuse(reply);
         const owner = await getMember(ctx.db, request.accountId, request.params.userId);
-        if (!owner) return sendErrorA(reply, 404, 'Member not found');
+        if (!owner) return sendError(reply, 404, 'Member not found');
         return reply.code(201).send(await createApiKey(ctx.db, request.accountId, { name: request.body.name, memberId: owner.id }));
       },
     );
@@ -182,7 +183,7 @@ export const memberRoutes =
         const key = await getApiKey(ctx.db, request.accountId, request.params.keyId);
         if (key && !mayManage(request, key.memberId ?? undefined)) return refuse(reply);
         const deleted = key ? await deleteApiKey(ctx.db, request.accountId, key.id) : false;
-        if (!deleted) return sendErrorB(reply, 404, 'API key not found', { keyId: 'not found' });
+        if (!deleted) return sendError(reply, 404, 'API key not found', { keyId: 'not found' });
         return reply.code(204).send(null);
       },
     );

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServiceContext } from '../context.js';
-import { sendErrorA, sendErrorB } from '../http-errors.js';
+import { sendError } from '../http-errors.js';
 import { DATA_CENTER_LOCATIONS, ErrorA, ErrorB, SlugSchema } from '../schemas/common.js';
 import {
   createLocationKey,
@@ -50,13 +50,13 @@ export const privateLocationRoutes =
       async (request, reply) => {
         const { slugName } = request.body;
         if ((DATA_CENTER_LOCATIONS as readonly string[]).includes(slugName)) {
-          return sendErrorB(reply, 400, `slugName "${slugName}" is a data-center location name`, {
+          return sendError(reply, 400, `slugName "${slugName}" is a data-center location name`, {
             slugName: 'must not look like a data-center location',
           });
         }
         const id = await createPrivateLocation(ctx.db, request.accountId, request.body);
         if (id === undefined) {
-          return sendErrorB(reply, 400, `slugName "${slugName}" is already used in this account`, {
+          return sendError(reply, 400, `slugName "${slugName}" is already used in this account`, {
             slugName: 'is already used',
           });
         }
@@ -76,7 +76,7 @@ export const privateLocationRoutes =
       { schema: { tags, params: Id, response: { 200: PrivateLocation, 404: ErrorA } } },
       async (request, reply) => {
         const location = await getPrivateLocation(ctx.db, request.accountId, request.params.id);
-        return location ?? sendErrorA(reply, 404, 'Private location not found');
+        return location ?? sendError(reply, 404, 'Private location not found');
       },
     );
 
@@ -95,7 +95,7 @@ export const privateLocationRoutes =
       },
       async (request, reply) => {
         const location = await getPrivateLocation(ctx.db, request.accountId, request.params.id);
-        if (!location) return sendErrorA(reply, 404, 'Private location not found');
+        if (!location) return sendError(reply, 404, 'Private location not found');
         const key = await createLocationKey(ctx.db, location.id);
         // An agent that tried this key a moment early must not wait out a cached refusal.
         ctx.agentKeys.forget();
@@ -115,7 +115,7 @@ export const privateLocationRoutes =
       async (request, reply) => {
         const location = await getPrivateLocation(ctx.db, request.accountId, request.params.id);
         const removed = location ? await deleteLocationKey(ctx.db, location.id, request.params.keyId) : false;
-        if (!removed) return sendErrorB(reply, 404, 'Private location key not found', { keyId: 'not found' });
+        if (!removed) return sendError(reply, 404, 'Private location key not found', { keyId: 'not found' });
         ctx.agentKeys.forget();
         return reply.code(204).send(null);
       },

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import type { ServiceContext } from '../context.js';
-import { sendErrorA } from '../http-errors.js';
+import { sendError } from '../http-errors.js';
 import { failedResults, groupErrors, type ErrorGroup } from '../rca/error-groups.js';
 import { AnalysisSchema, type AnalysisInput } from '../rca/provider.js';
 import { ErrorA } from '../schemas/common.js';
@@ -54,7 +54,7 @@ export const rootCauseAnalysisRoutes =
       groupId: string,
     ) {
       const found = groups.find(({ group }) => group.id === groupId);
-      if (!found) return sendErrorA(reply, 404, 'Error group not found');
+      if (!found) return sendError(reply, 404, 'Error group not found');
       const input: AnalysisInput = {
         subject,
         check: { id: check.id, name: check.name, checkType: check.check_type },
@@ -80,7 +80,7 @@ export const rootCauseAnalysisRoutes =
       },
       async (request, reply) => {
         const check = await getCheck(ctx.db, request.accountId, request.params.checkId);
-        if (!check) return sendErrorA(reply, 404, 'Check not found');
+        if (!check) return sendError(reply, 404, 'Check not found');
         const groups = groupErrors(await failedResults(ctx.db, request.accountId, { checkId: check.id }), { checkSessionId: null });
         return groups.map(({ group }): ErrorGroup => group);
       },
@@ -99,7 +99,7 @@ export const rootCauseAnalysisRoutes =
       },
       async (request, reply) => {
         const check = await getCheck(ctx.db, request.accountId, request.params.checkId);
-        if (!check) return sendErrorA(reply, 404, 'Check not found');
+        if (!check) return sendError(reply, 404, 'Check not found');
         const groups = groupErrors(await failedResults(ctx.db, request.accountId, { checkId: check.id }), { checkSessionId: null });
         return start(reply, request.accountId, check, 'CHECK_ERROR_GROUP', groups, request.params.errorGroupId);
       },
@@ -118,7 +118,7 @@ export const rootCauseAnalysisRoutes =
       },
       async (request, reply) => {
         const session = await getSessionRow(ctx.db, request.accountId, request.params.checkSessionId);
-        if (!session) return sendErrorA(reply, 404, 'Check session not found');
+        if (!session) return sendError(reply, 404, 'Check session not found');
         const results = await failedResults(ctx.db, request.accountId, { checkSessionId: session.id });
         return groupErrors(results, { checkSessionId: session.id }).map(({ group }): ErrorGroup => group);
       },
@@ -137,9 +137,9 @@ export const rootCauseAnalysisRoutes =
       },
       async (request, reply) => {
         const session = await getSessionRow(ctx.db, request.accountId, request.params.checkSessionId);
-        if (!session) return sendErrorA(reply, 404, 'Check session not found');
+        if (!session) return sendError(reply, 404, 'Check session not found');
         const check = await getCheck(ctx.db, request.accountId, session.check_id);
-        if (!check) return sendErrorA(reply, 404, 'Check not found');
+        if (!check) return sendError(reply, 404, 'Check not found');
         const results = await failedResults(ctx.db, request.accountId, { checkSessionId: session.id });
         const groups = groupErrors(results, { checkSessionId: session.id });
         return start(reply, request.accountId, check, 'TEST_SESSION_ERROR_GROUP', groups, request.params.errorGroupId);
@@ -159,7 +159,7 @@ export const rootCauseAnalysisRoutes =
       },
       async (request, reply) => {
         const record = await getAnalysis(ctx.db, request.accountId, request.params.id);
-        if (!record) return sendErrorA(reply, 404, 'Root cause analysis not found');
+        if (!record) return sendError(reply, 404, 'Root cause analysis not found');
         if (record.status === 'PENDING') return reply.code(202).send({ id: record.id, status: 'PENDING' as const });
         const { provider, model, analysis, completed_at } = record;
         if (!provider || !model || !analysis || !completed_at) throw new Error(`analysis ${record.id} is COMPLETED without its result`);

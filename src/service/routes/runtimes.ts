@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { findRuntime, RUNTIME_STAGES, runtimeCatalog, type RuntimeRecord } from '../../runtimes/catalog.js';
-import { sendErrorA } from '../http-errors.js';
+import { sendError } from '../http-errors.js';
 import { ErrorA } from '../schemas/common.js';
 
 const tags = ['Runtimes'];
@@ -43,7 +43,7 @@ export const runtimeRoutes = (): FastifyPluginAsyncTypebox => async (app) => {
     },
     async (request, reply) => {
       const runtime = findRuntime(request.params.id);
-      return runtime ? present(runtime) : sendErrorA(reply, 404, `Runtime "${request.params.id}" not found`);
+      return runtime ? present(runtime) : sendError(reply, 404, `Runtime "${request.params.id}" not found`);
     },
   );
 };

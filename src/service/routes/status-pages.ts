@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServiceContext } from '../context.js';
-import { sendErrorA, sendErrorB, sendInvalidBody } from '../http-errors.js';
+import { sendError, sendInvalidBody } from '../http-errors.js';
 import { ErrorA, ErrorB, IdParams, Pagination } from '../schemas/common.js';
 import { enqueueMail } from '../mail/outbox.js';
 import { INCIDENT_SEVERITIES, INCIDENT_STATUSES } from '../status-pages/incident-status.js';
@@ -137,7 +137,7 @@ export const statusPageRoutes =
       },
       async (request, reply) => {
         const created = await createService(ctx.db, request.accountId, request.body.name);
-        if (!created) return sendErrorB(reply, 400, `A service named ${request.body.name} exists`, { name: 'already exists' });
+        if (!created) return sendError(reply, 400, `A service named ${request.body.name} exists`, { name: 'already exists' });
         return reply.code(201).send(created);
       },
     );
@@ -161,8 +161,8 @@ export const statusPageRoutes =
       },
       async (request, reply) => {
         const outcome = await deleteService(ctx.db, request.accountId, request.params.id);
-        if (outcome === 'not-found') return sendErrorB(reply, 404, 'Service not found', { id: 'not found' });
-        if (outcome === 'in-use') return sendErrorB(reply, 409, 'A status page shows this service', { id: 'shown on a status page' });
+        if (outcome === 'not-found') return sendError(reply, 404, 'Service not found', { id: 'not found' });
+        if (outcome === 'in-use') return sendError(reply, 409, 'A status page shows this service', { id: 'shown on a status page' });
         return reply.code(204).send(null);
       },
     );
@@ -218,7 +218,7 @@ export const statusPageRoutes =
         },
       },
       async (request, reply) =>
-        (await getIncident(ctx.db, request.accountId, request.params.incidentId)) ?? sendErrorA(reply, 404, 'Incident not found'),
+        (await getIncident(ctx.db, request.accountId, request.params.incidentId)) ?? sendError(reply, 404, 'Incident not found'),
     );
 
     app.delete(
@@ -233,7 +233,7 @@ export const statusPageRoutes =
       },
       async (request, reply) => {
         if (!(await deleteIncident(ctx.db, request.accountId, request.params.incidentId))) {
-          return sendErrorB(reply, 404, 'Incident not found', { incidentId: 'not found' });
+          return sendError(reply, 404, 'Incident not found', { incidentId: 'not found' });
         }
         return reply.code(204).send(null);
       },
@@ -255,7 +255,7 @@ export const statusPageRoutes =
       },
       async (request, reply) => {
         const outcome = await addIncidentUpdate(ctx.db, request.accountId, request.params.incidentId, updateInput(request.body));
-        if ('notFound' in outcome) return sendErrorA(reply, 404, 'Incident not found');
+        if ('notFound' in outcome) return sendError(reply, 404, 'Incident not found');
         if ('refused' in outcome) return sendInvalidBody(reply, { status: outcome.refused });
         if (outcome.added.notifySubscribers) await notifySubscribers(ctx, request.accountId, outcome.incident, outcome.added);
         return reply.code(201).send(outcome.added);
@@ -270,7 +270,7 @@ export const statusPageRoutes =
         const problems = await pageProblems(request.accountId, body);
         if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
         const created = await createPage(ctx.db, request.accountId, body);
-        if (!created) return sendErrorB(reply, 400, `The url ${body.url} is taken`, { url: 'is taken' });
+        if (!created) return sendError(reply, 400, `The url ${body.url} is taken`, { url: 'is taken' });
         return reply.code(201).send(created);
       },
     );
@@ -285,7 +285,7 @@ export const statusPageRoutes =
       '/v1/status-pages/:id',
       { schema: { tags, summary: 'Retrieve a status page', params: IdParams, response: { 200: PageRecord, 404: ErrorA } } },
       async (request, reply) =>
-        (await getPage(ctx.db, request.accountId, request.params.id)) ?? sendErrorA(reply, 404, 'Status page not found'),
+        (await getPage(ctx.db, request.accountId, request.params.id)) ?? sendError(reply, 404, 'Status page not found'),
     );
 
     app.put(
@@ -304,8 +304,8 @@ export const statusPageRoutes =
         const problems = await pageProblems(request.accountId, body);
         if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
         const outcome = await updatePage(ctx.db, request.accountId, request.params.id, body);
-        if ('notFound' in outcome) return sendErrorA(reply, 404, 'Status page not found');
-        if ('urlTaken' in outcome) return sendErrorB(reply, 400, `The url ${body.url} is taken`, { url: 'is taken' });
+        if ('notFound' in outcome) return sendError(reply, 404, 'Status page not found');
+        if ('urlTaken' in outcome) return sendError(reply, 400, `The url ${body.url} is taken`, { url: 'is taken' });
         return outcome.updated;
       },
     );
@@ -336,13 +336,13 @@ export const statusPageRoutes =
       },
       async (request, reply) => {
         const page = await getPage(ctx.db, request.accountId, request.params.statusPageId);
-        if (!page) return sendErrorA(reply, 404, 'Status page not found');
+        if (!page) return sendError(reply, 404, 'Status page not found');
         const created = await ctx.db.transaction(async (tx) => {
           const made = await createSubscription(tx, page.id, request.body.address);
           if (made) await enqueueMail(tx, [verificationMail(ctx, request.accountId, page, made.subscription.address, made.verifyToken)]);
           return made;
         });
-        if (!created) return sendErrorB(reply, 400, `${request.body.address} is already subscribed`, { address: 'is already subscribed' });
+        if (!created) return sendError(reply, 400, `${request.body.address} is already subscribed`, { address: 'is already subscribed' });
         ctx.wakeOutbox();
         return reply.code(201).send(created.subscription);
       },
@@ -360,7 +360,7 @@ export const statusPageRoutes =
       },
       async (request, reply) => {
         const page = await getPage(ctx.db, request.accountId, request.params.statusPageId);
-        return page ? listSubscriptions(ctx.db, page.id) : sendErrorA(reply, 404, 'Status page not found');
+        return page ? listSubscriptions(ctx.db, page.id) : sendError(reply, 404, 'Status page not found');
       },
     );
 
@@ -377,7 +377,7 @@ export const statusPageRoutes =
       async (request, reply) => {
         const page = await getPage(ctx.db, request.accountId, request.params.statusPageId);
         const deleted = page ? await deleteSubscription(ctx.db, page.id, request.params.subscriptionId) : false;
-        if (!deleted) return sendErrorB(reply, 404, 'Subscription not found', { subscriptionId: 'not found' });
+        if (!deleted) return sendError(reply, 404, 'Subscription not found', { subscriptionId: 'not found' });
         return reply.code(204).send(null);
       },
     );
@@ -394,7 +394,7 @@ export const statusPageRoutes =
       },
       async (request, reply) => {
         if (!(await deletePage(ctx.db, request.accountId, request.params.id))) {
-          return sendErrorB(reply, 404, 'Status page not found', { id: 'not found' });
+          return sendError(reply, 404, 'Status page not found', { id: 'not found' });
         }
         return reply.code(204).send(null);
       },

@@ -10,7 +10,7 @@ import {
   VariableKeySchema,
   type EnvironmentVariable,
 } from '../check-types/environment-variables.js';
-import { sendErrorA, sendErrorB } from '../http-errors.js';
+import { sendError } from '../http-errors.js';
 import { ErrorA, ErrorB, Pagination } from '../schemas/common.js';
 import {
   createVariable,
@@ -79,7 +79,7 @@ export const variableRoutes =
       async (request, reply) => {
         const { key, value } = request.body;
         const reserved = reservedKeyProblem(key);
-        if (reserved) return sendErrorB(reply, 400, `key ${reserved}`, { key: reserved });
+        if (reserved) return sendError(reply, 400, `key ${reserved}`, { key: reserved });
         const outcome = await createVariable(ctx.db, request.accountId, {
           key,
           value,
@@ -88,9 +88,9 @@ export const variableRoutes =
         });
         if ('created' in outcome) return reply.code(201).send(shown(outcome.created));
         if (outcome.refused === 'exists') {
-          return sendErrorB(reply, 400, `An environment variable with key ${key} already exists`, { key: 'already exists' });
+          return sendError(reply, 400, `An environment variable with key ${key} already exists`, { key: 'already exists' });
         }
-        return sendErrorB(reply, 400, `The account already has ${MAX_ACCOUNT_VARIABLES} environment variables, the most it may have`, {
+        return sendError(reply, 400, `The account already has ${MAX_ACCOUNT_VARIABLES} environment variables, the most it may have`, {
           key: `no room: at most ${MAX_ACCOUNT_VARIABLES} variables per account`,
         });
       },
@@ -108,7 +108,7 @@ export const variableRoutes =
       },
       async (request, reply) => {
         const variable = await getVariable(ctx.db, request.accountId, request.params.key);
-        return variable ? shown(variable) : sendErrorA(reply, 404, 'Environment variable not found');
+        return variable ? shown(variable) : sendError(reply, 404, 'Environment variable not found');
       },
     );
 
@@ -125,10 +125,10 @@ export const variableRoutes =
       },
       async (request, reply) => {
         const stored = await getVariable(ctx.db, request.accountId, request.params.key);
-        if (!stored) return sendErrorA(reply, 404, 'Environment variable not found');
+        if (!stored) return sendError(reply, 404, 'Environment variable not found');
         const { value, locked, secret } = request.body;
         if (stored.secret && secret === false) {
-          return sendErrorB(reply, 400, 'A secret variable stays secret: its value is never shown again', {
+          return sendError(reply, 400, 'A secret variable stays secret: its value is never shown again', {
             secret: 'cannot be cleared once set',
           });
         }
@@ -138,7 +138,7 @@ export const variableRoutes =
           locked: locked ?? stored.locked,
           secret: secret ?? stored.secret,
         });
-        return updated ? shown(updated) : sendErrorA(reply, 404, 'Environment variable not found');
+        return updated ? shown(updated) : sendError(reply, 404, 'Environment variable not found');
       },
     );
 
@@ -154,7 +154,7 @@ export const variableRoutes =
       },
       async (request, reply) => {
         const deleted = await deleteVariable(ctx.db, request.accountId, request.params.key);
-        if (!deleted) return sendErrorB(reply, 404, 'Environment variable not found', { key: 'not found' });
+        if (!deleted) return sendError(reply, 404, 'Environment variable not found', { key: 'not found' });
         return reply.code(204).send(null);
       },
     );
