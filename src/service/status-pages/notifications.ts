@@ -2,7 +2,7 @@ import type { ServiceContext } from '../context.js';
 import { enqueueMail, type OutgoingMail } from '../mail/outbox.js';
 import type { IncidentRecord, IncidentUpdateRecord } from '../store/incidents.js';
 import type { UpdateRecord } from '../store/maintenance-windows.js';
-import { subscribersOfAccount, subscribersOfServices } from '../store/subscriptions.js';
+import { verifiedSubscribers, type Subscriber } from '../store/subscriptions.js';
 
 const pageLink = (ctx: ServiceContext, url: string) => `${ctx.baseUrl}/status/${url}`;
 
@@ -31,29 +31,27 @@ export function verificationMail(
 }
 
 /**
- * Queues a maintenance update for every VERIFIED subscriber of the account's
- * pages: a maintenance window covers checks by tag, not page services, so it
- * concerns every page of the account.
+ * Queues one e-mail per subscriber (address and page): a subject and lines of
+ * its own, then the page's link and the subscriber's own unsubscribe link;
+ * then wakes the outbox.
  */
-export async function notifyMaintenance(
+async function mailSubscribers(
   ctx: ServiceContext,
   accountId: string,
-  maintenance: { windowName: string; startsAt: string; endsAt: string },
-  update: UpdateRecord,
+  kind: string,
+  subscribers: readonly Subscriber[],
+  message: (pageName: string) => { subject: string; lines: string[] },
 ): Promise<number> {
-  const subscribers = await subscribersOfAccount(ctx.db, accountId);
   const mails = subscribers.map((subscriber): OutgoingMail => {
     const page = pageLink(ctx, subscriber.pageUrl);
+    const { subject, lines } = message(subscriber.pageName);
     return {
       accountId,
-      kind: 'maintenance-update',
+      kind,
       to: subscriber.address,
-      subject: `[${subscriber.pageName}] Maintenance: ${maintenance.windowName}: ${update.status}`,
+      subject,
       text: [
-        `Maintenance: ${maintenance.windowName} (${update.status})`,
-        `From ${maintenance.startsAt} to ${maintenance.endsAt}`,
-        '',
-        update.description,
+        ...lines,
         '',
         `Status page: ${page}`,
         `Stop these e-mails: ${page}/subscriptions/unsubscribe?token=${encodeURIComponent(subscriber.unsubscribeToken)}`,
@@ -66,9 +64,30 @@ export async function notifyMaintenance(
 }
 
 /**
+ * Queues a maintenance update for every VERIFIED subscriber of the account's
+ * pages: a maintenance window covers checks by tag, not page services, so it
+ * concerns every page of the account.
+ */
+export async function notifyMaintenance(
+  ctx: ServiceContext,
+  accountId: string,
+  maintenance: { windowName: string; startsAt: string; endsAt: string },
+  update: UpdateRecord,
+): Promise<number> {
+  return mailSubscribers(ctx, accountId, 'maintenance-update', await verifiedSubscribers(ctx.db, accountId), (pageName) => ({
+    subject: `[${pageName}] Maintenance: ${maintenance.windowName}: ${update.status}`,
+    lines: [
+      `Maintenance: ${maintenance.windowName} (${update.status})`,
+      `From ${maintenance.startsAt} to ${maintenance.endsAt}`,
+      '',
+      update.description,
+    ],
+  }));
+}
+
+/**
  * Queues an incident update for every VERIFIED subscriber of the account's
- * pages that show one of the incident's services, one e-mail per address
- * and page, each with its own unsubscribe link; then wakes the outbox.
+ * pages that show one of the incident's services.
  */
 export async function notifySubscribers(
   ctx: ServiceContext,
@@ -76,27 +95,15 @@ export async function notifySubscribers(
   incident: IncidentRecord,
   update: IncidentUpdateRecord,
 ): Promise<number> {
-  const subscribers = await subscribersOfServices(ctx.db, accountId, incident.services.map((service) => service.id));
-  const mails = subscribers.map((subscriber): OutgoingMail => {
-    const page = pageLink(ctx, subscriber.pageUrl);
-    return {
-      accountId,
-      kind: 'incident-update',
-      to: subscriber.address,
-      subject: `[${subscriber.pageName}] ${incident.name}: ${update.status}`,
-      text: [
-        `${incident.name} (${incident.severity.toLowerCase()}): ${update.status}`,
-        `Affects: ${incident.services.map((service) => service.name).join(', ')}`,
-        `At: ${update.publicIncidentUpdateDate}`,
-        '',
-        update.description,
-        '',
-        `Status page: ${page}`,
-        `Stop these e-mails: ${page}/subscriptions/unsubscribe?token=${encodeURIComponent(subscriber.unsubscribeToken)}`,
-      ].join('\n'),
-    };
-  });
-  await enqueueMail(ctx.db, mails);
-  if (mails.length > 0) ctx.wakeOutbox();
-  return mails.length;
+  const subscribers = await verifiedSubscribers(ctx.db, accountId, incident.services.map((service) => service.id));
+  return mailSubscribers(ctx, accountId, 'incident-update', subscribers, (pageName) => ({
+    subject: `[${pageName}] ${incident.name}: ${update.status}`,
+    lines: [
+      `${incident.name} (${incident.severity.toLowerCase()}): ${update.status}`,
+      `Affects: ${incident.services.map((service) => service.name).join(', ')}`,
+      `At: ${update.publicIncidentUpdateDate}`,
+      '',
+      update.description,
+    ],
+  }));
 }

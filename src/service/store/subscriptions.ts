@@ -86,35 +86,25 @@ export async function unsubscribe(db: Queryable, statusPageId: string, unsubscri
   return rows.length > 0;
 }
 
-/**
- * VERIFIED subscribers of the account's pages that show any of `serviceIds`,
- * one per address and page, with what their e-mail needs.
- */
-export async function subscribersOfServices(
-  db: Queryable,
-  accountId: string,
-  serviceIds: readonly string[],
-): Promise<{ address: string; pageName: string; pageUrl: string; unsubscribeToken: string }[]> {
-  return db.query(
-    `SELECT s.address, p.name AS "pageName", p.url AS "pageUrl", s.unsubscribe_token AS "unsubscribeToken"
-     FROM status_page_subscriptions s JOIN status_pages p ON p.id = s.status_page_id
-     WHERE p.account_id = $1 AND s.status = 'VERIFIED'
-       AND EXISTS (SELECT 1 FROM jsonb_array_elements(p.cards) card WHERE card->'services' ?| $2::text[])
-     ORDER BY p.url, s.address`,
-    [accountId, serviceIds],
-  );
+export interface Subscriber {
+  address: string;
+  pageName: string;
+  pageUrl: string;
+  unsubscribeToken: string;
 }
 
-/** VERIFIED subscribers of all the account's pages, one per address and page: who hears of maintenance. */
-export async function subscribersOfAccount(
-  db: Queryable,
-  accountId: string,
-): Promise<{ address: string; pageName: string; pageUrl: string; unsubscribeToken: string }[]> {
-  return db.query(
+/**
+ * VERIFIED subscribers of the account's pages, one per address and page,
+ * with what their e-mail needs: of every page, or with `serviceIds` of the
+ * pages that show any of them.
+ */
+export async function verifiedSubscribers(db: Queryable, accountId: string, serviceIds?: readonly string[]): Promise<Subscriber[]> {
+  return db.query<Subscriber>(
     `SELECT s.address, p.name AS "pageName", p.url AS "pageUrl", s.unsubscribe_token AS "unsubscribeToken"
      FROM status_page_subscriptions s JOIN status_pages p ON p.id = s.status_page_id
      WHERE p.account_id = $1 AND s.status = 'VERIFIED'
+       AND ($2::text[] IS NULL OR EXISTS (SELECT 1 FROM jsonb_array_elements(p.cards) card WHERE card->'services' ?| $2::text[]))
      ORDER BY p.url, s.address`,
-    [accountId],
+    [accountId, serviceIds ?? null],
   );
 }
