@@ -80,23 +80,25 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const client = new ServiceClient(config.apiUrl, config.apiKey);
   const reporter = new Reporter(client, logger, metrics);
   const uploader = new ArtifactUploader(client, { metrics });
-  const scripts = new ScriptJobs(
-    config.sandbox,
-    config.jobConcurrency,
-    uploader,
-    options.scrubbers ?? createJobScrubber,
-    options.env ?? process.env,
-  );
-  await scripts.start(logger);
-  const suites = new PlaywrightSuites(
-    config.sandbox,
-    config.jobConcurrency,
-    client,
-    uploader,
-    options.scrubbers ?? createJobScrubber,
-    options.env ?? process.env,
-  );
-  await suites.start(logger);
+  // The uptime mode sets up no sandboxes: nothing of the script side is looked for or started.
+  const full = config.mode === 'full';
+  const scripts = full
+    ? new ScriptJobs(config.sandbox, config.jobConcurrency, uploader, options.scrubbers ?? createJobScrubber, options.env ?? process.env)
+    : undefined;
+  await scripts?.start(logger);
+  const suites = full
+    ? new PlaywrightSuites(
+        config.sandbox,
+        config.jobConcurrency,
+        client,
+        uploader,
+        options.scrubbers ?? createJobScrubber,
+        options.env ?? process.env,
+      )
+    : undefined;
+  await suites?.start(logger);
+  const scriptRuntimes: ReadonlyMap<string, unknown> = scripts?.runtimes ?? new Map<string, unknown>();
+  const suitesAvailable = suites?.available ?? false;
   const inFlight = new Map<string, { job: Job; abort: AbortController }>();
   // From the service's hello; the agent's own clock is not trusted against the service's.
   let leaseMs = 300_000;
@@ -113,9 +115,9 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     const lease = keepLeased(client, job, agentId, leaseMs, abort, log);
     try {
       const result = job.checkType === 'PLAYWRIGHT'
-        ? await suites.run(job, agentId, abort.signal)
+        ? await suites!.run(job, agentId, abort.signal)
         : laneOf(job.checkType) === 'script'
-        ? await scripts.run(job, agentId, abort.signal)
+        ? await scripts!.run(job, agentId, abort.signal)
         : await probes.run(job, abort.signal);
       stopTimer();
       if (abort.signal.reason === SHUTDOWN) {
@@ -142,19 +144,20 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     script: new JobLane(redis, { lane: 'script', agentId, concurrency: config.jobConcurrency, payloads: 'memory' }, runJob, onLaneError),
   };
   await Promise.all([lanes.uptime.waitUntilReady(), lanes.script.waitUntilReady()]);
-  const scriptCapacity = scripts.runtimes.size > 0 || suites.available ? config.jobConcurrency : 0;
+  // Script jobs are only ever claimed where this capacity is above 0, so in uptime mode never.
+  const scriptCapacity = scriptRuntimes.size > 0 || suitesAvailable ? config.jobConcurrency : 0;
 
   const hello: HelloRequest = {
     agentId,
     version: VERSION,
     hostname: hostname(),
-    mode: 'full',
+    mode: config.mode,
     checkTypes: [
       ...probes.checkTypes(),
-      ...(scripts.runtimes.size > 0 ? (['MULTI_STEP'] as const) : []),
-      ...(suites.available ? (['PLAYWRIGHT'] as const) : []),
+      ...(scriptRuntimes.size > 0 ? (['MULTI_STEP'] as const) : []),
+      ...(suitesAvailable ? (['PLAYWRIGHT'] as const) : []),
     ],
-    runtimes: [...scripts.runtimes.keys()],
+    runtimes: [...scriptRuntimes.keys()],
     capacity: { uptime: config.uptimeConcurrency, script: scriptCapacity },
   };
   const pollAbort = new AbortController();
@@ -207,7 +210,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         await waitUntil(() => inFlight.size === 0, 2000);
       }
       await reporter.flush(Math.max(1000, Math.min(config.shutdownGraceMs, 10_000)));
-      await scripts.stop();
+      await scripts?.stop();
       await probes.close();
       await within(5000, Promise.all([lanes.uptime.close(), lanes.script.close()]));
       redis.disconnect();

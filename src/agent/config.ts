@@ -60,6 +60,11 @@ export const agentEnvSpecs = {
     default: 1,
     desc: 'Worker threads the uptime probes run on, apart from the queue and the service calls (0-16; 0: the main thread)',
   }),
+  AGENT_MODE: str({
+    choices: ['full', 'uptime'],
+    default: 'full',
+    desc: 'full: every check type this machine can run; uptime: URL, TCP, DNS and ICMP only, no sandboxes (the uptime image)',
+  }),
   AGENT_HEALTH_PORT: integer(0, 65535)({ default: 8081, desc: 'Port of /-/readiness, /-/liveness, /health, /metrics' }),
   LOG_LEVEL: upperChoice(LOG_LEVELS)({ default: 'INFO', desc: 'DEBUG, LOG, INFO, WARN or ERROR' }),
   USE_OS_DNS_RESOLVER: bool({
@@ -114,6 +119,8 @@ export interface AgentConfig {
   uptimePrefetch: number;
   /** Worker threads the probes run on; 0: the main thread. */
   uptimeThreads: number;
+  /** `uptime`: probes only, as the uptime image runs; no sandboxes are set up or offered. */
+  mode: 'full' | 'uptime';
   healthPort: number;
   logLevel: LogLevel;
   shutdownGraceMs: number;
@@ -143,6 +150,7 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     uptimeConcurrency: parsed.UPTIME_CONCURRENCY,
     uptimePrefetch: parsed.UPTIME_PREFETCH ?? parsed.UPTIME_CONCURRENCY,
     uptimeThreads: parsed.UPTIME_THREADS,
+    mode: parsed.AGENT_MODE,
     healthPort: parsed.AGENT_HEALTH_PORT,
     logLevel: parsed.LOG_LEVEL,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_SECONDS * 1000,

@@ -86,6 +86,7 @@ export async function runDev(
         uptimeConcurrency: 100,
         uptimePrefetch: 100,
         uptimeThreads: 1,
+        mode: 'full',
         healthPort,
         logLevel,
         // Ctrl-C must bring everything down within a few seconds.

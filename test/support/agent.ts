@@ -27,6 +27,7 @@ export async function startTestAgent(
       useOsDnsResolver: false,
       sandbox: defaultSandboxConfig(),
       ...config,
+      mode: config.mode ?? 'full',
       // As loadAgentConfig: a backlog as large as the lane unless the test says otherwise.
       uptimePrefetch: config.uptimePrefetch ?? config.uptimeConcurrency ?? 20,
       apiKey: new Secret(config.apiKey),

@@ -30,6 +30,7 @@ describe('agent configuration', () => {
       logLevel: 'INFO',
       shutdownGraceMs: 280_000,
       useOsDnsResolver: false,
+      mode: 'full',
     });
     expect(config.apiKey.reveal()).toBe(KEY);
     expect(JSON.stringify(config)).not.toContain(KEY);
@@ -49,6 +50,7 @@ describe('agent configuration', () => {
       LOG_LEVEL: 'debug',
       SHUTDOWN_GRACE_SECONDS: '30',
       USE_OS_DNS_RESOLVER: 'true',
+      AGENT_MODE: 'uptime',
     });
     expect(config).toMatchObject({
       redisUrl: 'rediss://cache:6380/2',
@@ -60,6 +62,7 @@ describe('agent configuration', () => {
       logLevel: 'DEBUG',
       shutdownGraceMs: 30_000,
       useOsDnsResolver: true,
+      mode: 'uptime',
     });
   });
 
@@ -75,6 +78,7 @@ describe('agent configuration', () => {
       LOG_LEVEL: 'LOUD',
       SHUTDOWN_GRACE_SECONDS: '-1',
       USE_OS_DNS_RESOLVER: 'sometimes',
+      AGENT_MODE: 'browser-only',
     });
     expect(error.code).toBe('CONFIG_INVALID');
     const lines = error.message.split('\n');
@@ -91,6 +95,7 @@ describe('agent configuration', () => {
       'LOG_LEVEL',
       'SHUTDOWN_GRACE_SECONDS',
       'USE_OS_DNS_RESOLVER',
+      'AGENT_MODE',
     ]) {
       expect(lines.some((line) => line.trim().startsWith(`${name} `)), name).toBe(true);
     }

@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually, startTestAgent } from '../support/agent.js';
+import { startTestService } from '../support/service.js';
+import { startTarget } from '../support/target.js';
+
+const cleanup: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+const SCRIPT = "const { test } = require('@playwright/test');\ntest('t', async () => {});\n";
+
+describe('the agent in uptime mode (the uptime image)', () => {
+  it('says hello as an uptime agent with only URL, TCP, DNS and ICMP, runs those, and is never handed a script check', async () => {
+    const target = await startTarget({ '/ok': (_request, response) => response.writeHead(200).end('ok') });
+    cleanup.push(() => target.close());
+    const service = await startTestService('pglite');
+    cleanup.push(() => service.close());
+    const location = await service.privateLocation();
+    const agent = await startTestAgent({ apiKey: location.rawKey, apiUrl: service.url, mode: 'uptime' });
+    cleanup.push(() => agent.stop());
+    await eventually(async () => ((await agent.health('/-/readiness')).status === 200 ? true : undefined), 10_000);
+
+    const [running] = (await service.api('GET', `/v1/private-locations/${location.id}`)).body.runningAgents;
+    expect(running).toMatchObject({ mode: 'uptime' });
+    const [hello] = await service.service.db.query<{ check_types: string[]; runtimes: string[] }>(
+      'SELECT check_types, runtimes FROM agents WHERE private_location_id = $1',
+      [location.id],
+    );
+    expect([...hello!.check_types].sort()).toEqual(['DNS', 'ICMP', 'TCP', 'URL']);
+    expect(hello!.runtimes).toEqual([]);
+    // The script side is never set up: no runtime is even looked for.
+    expect(agent.logs.some((line) => line.includes('runtime'))).toBe(false);
+
+    const url = await service.api('POST', '/v1/checks/url', {
+      name: 'up',
+      activated: false,
+      privateLocations: [location.slugName],
+      request: { url: `${target.url}/ok` },
+    });
+    const script = await service.api('POST', '/v1/checks/multistep', {
+      name: 'script',
+      script: SCRIPT,
+      activated: false,
+      privateLocations: [location.slugName],
+    });
+    const triggered = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [url.body.id, script.body.id] } });
+    const byCheck = new Map<string, string>(
+      triggered.body.sessions.map((session: { checkId: string; checkSessionId: string }) => [session.checkId, session.checkSessionId]),
+    );
+    await eventually(async () => {
+      const session = await service.api('GET', `/v1/check-sessions/${byCheck.get(url.body.id)}`);
+      return session.body.status === 'PASSED' ? true : undefined;
+    }, 10_000, 'the URL check passed');
+    // The script job is still queued: no one claimed it.
+    const [job] = await service.service.db.query<{ state: string; claimed_by: string[] }>(
+      'SELECT state, claimed_by FROM jobs WHERE session_id = $1',
+      [byCheck.get(script.body.id)],
+    );
+    expect(job).toEqual({ state: 'queued', claimed_by: [] });
+  });
+});
