@@ -53,6 +53,8 @@ export function isSelectable(runtime: RuntimeRecord): boolean {
 
 export function loadRuntimeCatalog(directory: string): RuntimeRecord[] {
   const records: RuntimeRecord[] = [];
+  // An install without runtimes (the uptime image ships none) has an empty catalog, not a broken one.
+  if (!existsSync(directory)) return records;
   for (const entry of readdirSync(directory, { withFileTypes: true })) {
     if (!entry.isDirectory()) continue;
     const recordPath = join(directory, entry.name, 'runtime.json');

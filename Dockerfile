@@ -1,0 +1,54 @@
+# syntax=docker/dockerfile:1
+# The full agent image: every check type, runtime 2026.04 bundled.
+#   docker build -t outpost-agent .
+# The migration image is this file with more runtimes:
+#   docker build --build-arg RUNTIMES="2024.09 2025.04 2026.04" -t outpost-agent:migrate-202409-202604 .
+
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# Build: the TypeScript compiled with every dependency, then thrown away.
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+RUN npm ci --no-audit --no-fund
+COPY src ./src
+RUN npm run build
+
+# Run: production dependencies only.
+FROM ${NODE_IMAGE}
+ARG RUNTIMES="2026.04"
+ARG VERSION=0.1.0
+LABEL org.opencontainers.image.title="outpost-agent" \
+      org.opencontainers.image.description="Private location agent for synthetic monitoring" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      io.outpost.runtimes="${RUNTIMES}"
+
+# tini: PID 1 that forwards signals and reaps the sandboxes' children.
+# chromium: browsers for scripts; redis-server: the embedded queue;
+# iputils-ping: ICMP monitors (needs NET_RAW: docker run --cap-add NET_RAW);
+# util-linux: setpriv, for per-job sandbox users when run as root.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini chromium redis-server iputils-ping util-linux ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /src/dist ./dist
+COPY runtimes ./runtimes
+RUN node dist/cli.js runtimes install ${RUNTIMES} && npm cache clean --force
+
+# A user of its own; /tmp holds sandboxes and engines, writable on a read-only root.
+RUN useradd --uid 10001 --user-group --home-dir /home/outpost --create-home outpost \
+ && chown -R outpost:outpost /app/runtimes
+USER outpost
+ENV NODE_ENV=production \
+    AGENT_HEALTH_PORT=8081 \
+    CHROMIUM_PATH=/usr/bin/chromium \
+    NODE_OPTIONS=--max-semi-space-size=2
+EXPOSE 8081
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.AGENT_HEALTH_PORT||8081)+'/-/liveness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["tini", "--", "node", "/app/dist/cli.js"]
+CMD ["agent"]
