@@ -95,6 +95,10 @@ describe('loading runtime records', () => {
     if (manifest !== undefined) writeFileSync(join(dir, id, 'package.json'), JSON.stringify(manifest));
   };
 
+  it('reads no runtimes where the runtimes directory is missing (the uptime image has none)', () => {
+    expect(loadRuntimeCatalog(join(dir, 'missing'))).toEqual([]);
+  });
+
   it('reads a good record with and without a package.json', () => {
     write('2030.01', goodRecord(), goodManifest());
     write('2029.01', goodRecord('2029.01'));
