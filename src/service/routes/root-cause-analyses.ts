@@ -44,6 +44,25 @@ const AnalysisRecordSchema = Type.Object({
 export const rootCauseAnalysisRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
   async (app) => {
+    type Grouped = { check: CheckRow; groups: ReturnType<typeof groupErrors> } | { missing: string };
+
+    /** A check's error groups (its recent failed results), or what of the path is not the account's. */
+    async function checkGroups(accountId: string, checkId: string): Promise<Grouped> {
+      const check = await getCheck(ctx.db, accountId, checkId);
+      if (!check) return { missing: 'Check not found' };
+      return { check, groups: groupErrors(await failedResults(ctx.db, accountId, { checkId: check.id }), { checkSessionId: null }) };
+    }
+
+    /** A test session's error groups (its failed location results), with the session's check. */
+    async function sessionGroups(accountId: string, sessionId: string): Promise<Grouped> {
+      const session = await getSessionRow(ctx.db, accountId, sessionId);
+      if (!session) return { missing: 'Check session not found' };
+      const check = await getCheck(ctx.db, accountId, session.check_id);
+      if (!check) return { missing: 'Check not found' };
+      const results = await failedResults(ctx.db, accountId, { checkSessionId: session.id });
+      return { check, groups: groupErrors(results, { checkSessionId: session.id }) };
+    }
+
     /** Starts an analysis of `groupId` among `groups`; answers 202 PENDING, or 404 for a group that is not there. */
     async function start(
       reply: FastifyReply,
@@ -79,10 +98,9 @@ export const rootCauseAnalysisRoutes =
         },
       },
       async (request, reply) => {
-        const check = await getCheck(ctx.db, request.accountId, request.params.checkId);
-        if (!check) return sendError(reply, 404, 'Check not found');
-        const groups = groupErrors(await failedResults(ctx.db, request.accountId, { checkId: check.id }), { checkSessionId: null });
-        return groups.map(({ group }): ErrorGroup => group);
+        const found = await checkGroups(request.accountId, request.params.checkId);
+        if ('missing' in found) return sendError(reply, 404, found.missing);
+        return found.groups.map(({ group }): ErrorGroup => group);
       },
     );
 
@@ -98,10 +116,9 @@ export const rootCauseAnalysisRoutes =
         },
       },
       async (request, reply) => {
-        const check = await getCheck(ctx.db, request.accountId, request.params.checkId);
-        if (!check) return sendError(reply, 404, 'Check not found');
-        const groups = groupErrors(await failedResults(ctx.db, request.accountId, { checkId: check.id }), { checkSessionId: null });
-        return start(reply, request.accountId, check, 'CHECK_ERROR_GROUP', groups, request.params.errorGroupId);
+        const found = await checkGroups(request.accountId, request.params.checkId);
+        if ('missing' in found) return sendError(reply, 404, found.missing);
+        return start(reply, request.accountId, found.check, 'CHECK_ERROR_GROUP', found.groups, request.params.errorGroupId);
       },
     );
 
@@ -117,10 +134,9 @@ export const rootCauseAnalysisRoutes =
         },
       },
       async (request, reply) => {
-        const session = await getSessionRow(ctx.db, request.accountId, request.params.checkSessionId);
-        if (!session) return sendError(reply, 404, 'Check session not found');
-        const results = await failedResults(ctx.db, request.accountId, { checkSessionId: session.id });
-        return groupErrors(results, { checkSessionId: session.id }).map(({ group }): ErrorGroup => group);
+        const found = await sessionGroups(request.accountId, request.params.checkSessionId);
+        if ('missing' in found) return sendError(reply, 404, found.missing);
+        return found.groups.map(({ group }): ErrorGroup => group);
       },
     );
 
@@ -136,13 +152,9 @@ export const rootCauseAnalysisRoutes =
         },
       },
       async (request, reply) => {
-        const session = await getSessionRow(ctx.db, request.accountId, request.params.checkSessionId);
-        if (!session) return sendError(reply, 404, 'Check session not found');
-        const check = await getCheck(ctx.db, request.accountId, session.check_id);
-        if (!check) return sendError(reply, 404, 'Check not found');
-        const results = await failedResults(ctx.db, request.accountId, { checkSessionId: session.id });
-        const groups = groupErrors(results, { checkSessionId: session.id });
-        return start(reply, request.accountId, check, 'TEST_SESSION_ERROR_GROUP', groups, request.params.errorGroupId);
+        const found = await sessionGroups(request.accountId, request.params.checkSessionId);
+        if ('missing' in found) return sendError(reply, 404, found.missing);
+        return start(reply, request.accountId, found.check, 'TEST_SESSION_ERROR_GROUP', found.groups, request.params.errorGroupId);
       },
     );
 
