@@ -4,7 +4,8 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   // test/fixtures/scripts and playwright-suite are customers' check code, run by a runtime or engine, not project code;
-  // test/fixtures/probe-threads are stand-in thread scripts, plain JavaScript a Worker loads as they are.
+  // test/fixtures/probe-threads are stand-in thread scripts, plain JavaScript a Worker loads as they are;
+  // test/fixtures/crash is a process started from the built agent in dist/.
   {
     ignores: [
       'dist/',
@@ -14,6 +15,7 @@ export default tseslint.config(
       'test/fixtures/scripts/',
       'test/fixtures/playwright-suite/',
       'test/fixtures/probe-threads/',
+      'test/fixtures/crash/',
     ],
   },
   js.configs.recommended,

@@ -58,9 +58,12 @@ program
     try {
       const config = loadAgentConfig();
       const { startAgent } = await import('./agent/agent.js');
+      const { createAgentLogging, reportCrashes } = await import('./agent/error-reporting/agent-logging.js');
       const { tuneHeapForLongRunningAgent } = await import('./agent/heap-tuning.js');
       tuneHeapForLongRunningAgent();
-      const agent = await startAgent(config);
+      const logging = createAgentLogging(config, process.env);
+      reportCrashes(logging);
+      const agent = await startAgent(config, { logger: logging.logger, errorReporter: logging.errors });
       stopOnSignals(() => agent.stop());
     } catch (error) {
       fail(error);
@@ -73,7 +76,8 @@ program
   .addHelpText(
     'after',
     `\nEnvironment variables: PORT (default 3000, any free port when taken), AGENT_HEALTH_PORT, REDIS_URL,\n` +
-      `DATABASE_URL, PGLITE_DIR, BOOTSTRAP_ACCOUNT_ID, BOOTSTRAP_API_KEY, LOG_LEVEL (default WARN).\n`,
+      `DATABASE_URL, PGLITE_DIR, BOOTSTRAP_ACCOUNT_ID, BOOTSTRAP_API_KEY, LOG_LEVEL (default WARN),\n` +
+      `EXTERNAL_OBSERVABILITY (off: the agent reports no error events to the service).\n`,
   )
   .action(async () => {
     try {

@@ -34,7 +34,11 @@ export interface LoggerOptions {
   /** Where lines go; stdout unless a test captures them. */
   destination?: NodeJS.WritableStream;
   pretty?: boolean;
+  /** Called for every error-level line, with the error the line was logged with, if any. */
+  onError?: (message: string, error: Error | undefined) => void;
 }
+
+const ERROR_LEVEL = 50;
 
 export function createLogger(options: LoggerOptions): Logger_ {
   const pretty = options.pretty ?? (options.destination === undefined && process.stdout.isTTY === true);
@@ -43,6 +47,7 @@ export function createLogger(options: LoggerOptions): Logger_ {
     level: pinoLevel[options.level],
     customLevels: { log: 25 },
     redact: { paths: REDACT, censor: '<redacted>' },
+    ...(options.onError ? { hooks: { logMethod: errorTap(options.onError) } } : {}),
   };
   if (pretty) {
     return pino({
@@ -53,4 +58,25 @@ export function createLogger(options: LoggerOptions): Logger_ {
   return options.destination
     ? pino(base, options.destination as pino.DestinationStream)
     : pino(base);
+}
+
+/** A pino logMethod hook that hands error-level lines to `onError` and logs them as usual. */
+function errorTap(onError: NonNullable<LoggerOptions['onError']>) {
+  return function (this: Logger, args: Parameters<pino.LogFn>, method: pino.LogFn, level: number): void {
+    if (level >= ERROR_LEVEL) {
+      const [first, ...rest] = args as unknown[];
+      const error = first instanceof Error ? first : isObject(first) && first.err instanceof Error ? first.err : undefined;
+      const text = typeof first === 'string' ? first : rest.find((arg): arg is string => typeof arg === 'string');
+      try {
+        onError(text ?? error?.message ?? 'error', error);
+      } catch {
+        // The log line matters more than its report.
+      }
+    }
+    method.apply(this, args);
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }

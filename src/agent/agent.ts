@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { ConflictError } from '../errors/index.js';
-import { createLogger, type Logger } from '../logging.js';
+import type { Logger } from '../logging.js';
 import type { HelloRequest, Job } from '../protocol/agent-api.js';
 import { laneOf } from '../protocol/lanes.js';
 import { VERSION } from '../version.js';
@@ -11,7 +11,8 @@ import { sleep, within } from './backoff.js';
 import type { AgentConfig } from './config.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './embedded-redis.js';
 import { startHealthServer } from './health-server.js';
-import { AgentMetrics } from './metrics.js';
+import { AgentMetrics, type AgentState } from './metrics.js';
+import { startHousekeeping, type Housekeeping } from './housekeeping/housekeeping.js';
 import { claimRoom } from './claim-room.js';
 import { Poller } from './poller.js';
 import { createUptimeRunner } from './uptime-runner.js';
@@ -23,18 +24,24 @@ import { JobLane } from './job-lane.js';
 import { PlaywrightSuites } from './playwright-suite/suite-jobs.js';
 import { ScriptJobs, type ScrubberFactory } from './script-jobs.js';
 import { createJobScrubber } from './script-scrubber.js';
+import { createAgentLogging } from './error-reporting/agent-logging.js';
+import { noErrorReporter, type ErrorReporter } from './error-reporting/error-reporter.js';
 
 export interface RunningAgent {
   agentId: string;
   healthPort: number;
   readiness: Readiness;
   metrics: AgentMetrics;
+  /** The scheduled chores, also to be run now (tests, operators' tools). */
+  housekeeping: Housekeeping;
   /** Drains and stops; resolves when everything the agent started has stopped. */
   stop(): Promise<void>;
 }
 
 export interface AgentOptions {
+  /** With its error-level lines wired to `errorReporter`; when left out, the agent makes both from its configuration. */
   logger?: Logger;
+  errorReporter?: ErrorReporter;
   /** The environment SERVICE_SECRET_* and proxy settings are read from; the process's by default. */
   env?: NodeJS.ProcessEnv;
   scrubbers?: ScrubberFactory;
@@ -45,7 +52,9 @@ export interface AgentOptions {
 const SHUTDOWN = Symbol('agent shutdown');
 
 export async function startAgent(config: AgentConfig, options: AgentOptions = {}): Promise<RunningAgent> {
-  const logger = options.logger ?? createLogger({ level: config.logLevel, name: 'outpost-agent' });
+  const { logger, errors } = options.logger
+    ? { logger: options.logger, errors: options.errorReporter ?? noErrorReporter }
+    : createAgentLogging(config, options.env ?? process.env);
   const agentId = randomUUID();
   const readiness = new Readiness();
   const metrics = new AgentMetrics();
@@ -112,6 +121,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     const log = logger.child({ jobId: job.jobId, checkId: job.checkId, checkSessionId: job.checkSessionId });
     const stopTimer = metrics.jobDuration.startTimer({ check_type: job.checkType });
     metrics.jobsStarted.inc({ check_type: job.checkType });
+    log.debug({ checkType: job.checkType, attempt: job.attempt }, 'job started');
     const lease = keepLeased(client, job, agentId, leaseMs, abort, log);
     try {
       const result = job.checkType === 'PLAYWRIGHT'
@@ -126,10 +136,10 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       }
       const status = result.hasErrors || result.hasFailures ? 'failed' : result.isDegraded ? 'degraded' : 'passed';
       metrics.jobsFinished.inc({ check_type: job.checkType, status });
-      log.debug({ status, responseTime: result.responseTime }, 'job finished');
+      log.debug({ status, responseTime: result.responseTime, error: result.error?.code }, 'job finished');
       // The slot frees as soon as the probe is done: posting is the reporter's
       // business (batched, retried, flushed at shutdown) and never rejects.
-      void reporter.report(result);
+      void reporter.report(result, log);
     } finally {
       clearInterval(lease);
       inFlight.delete(job.jobId);
@@ -160,6 +170,21 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     runtimes: [...scriptRuntimes.keys()],
     capacity: { uptime: config.uptimeConcurrency, script: scriptCapacity },
   };
+  const running = (lane: 'uptime' | 'script') =>
+    [...inFlight.values()].filter(({ job }) => laneOf(job.checkType) === lane).length;
+  const state: AgentState = {
+    lanes: () => {
+      const uptime = running('uptime');
+      const script = running('script');
+      return {
+        uptime: { capacity: config.uptimeConcurrency, inFlight: uptime, queued: claimed.uptime.size - uptime },
+        script: { capacity: scriptCapacity, inFlight: script, queued: claimed.script.size - script },
+      };
+    },
+    idleSandboxes: () => scripts?.idleSandboxes ?? 0,
+  };
+  metrics.observe(state);
+  const housekeeping = startHousekeeping({ config, logger, metrics, state });
   const pollAbort = new AbortController();
   const poller = new Poller({
     client,
@@ -210,6 +235,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         await waitUntil(() => inFlight.size === 0, 2000);
       }
       await reporter.flush(Math.max(1000, Math.min(config.shutdownGraceMs, 10_000)));
+      await housekeeping.stop();
       await scripts?.stop();
       await probes.close();
       await within(5000, Promise.all([lanes.uptime.close(), lanes.script.close()]));
@@ -218,9 +244,10 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       await client.close();
       await health.close();
       logger.info('agent stopped');
+      await errors.close(2000);
     })());
 
-  return { agentId, healthPort: health.port, readiness, metrics, stop };
+  return { agentId, healthPort: health.port, readiness, metrics, housekeeping, stop };
 }
 
 /** Extends the job's lease at half its length for as long as the job runs. */

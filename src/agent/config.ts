@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bool, makeValidator, str } from 'envalid';
-import { describeEnv, httpUrl, integer, parseEnv, pattern, upperChoice } from '../config/env.js';
+import { cronSchedule, describeEnv, httpUrl, integer, parseEnv, pattern, sentryDsn, upperChoice } from '../config/env.js';
 import { Secret } from '../config/secret.js';
 import { LOG_LEVELS, type LogLevel } from '../logging.js';
 import { PRIVATE_LOCATION_KEY_PATTERN } from '../protocol/agent-api.js';
@@ -38,6 +38,21 @@ export function defaultSandboxConfig(): AgentConfig['sandbox'] {
     warm: SANDBOX_DEFAULTS.warm,
     enginesDirectory: SANDBOX_DEFAULTS.enginesDirectory,
     dependencyCache: undefined,
+  };
+}
+
+/** One source for the housekeeping defaults: the variables' and those of agents built in code. */
+export const HOUSEKEEPING_DEFAULTS = {
+  schedule: '*/30 * * * *',
+  dependencyCacheMaxAgeDays: 14,
+  summarySchedule: '*/10 * * * *',
+} as const;
+
+export function defaultHousekeepingConfig(): AgentConfig['housekeeping'] {
+  return {
+    schedule: HOUSEKEEPING_DEFAULTS.schedule,
+    dependencyCacheMaxAgeMs: HOUSEKEEPING_DEFAULTS.dependencyCacheMaxAgeDays * 86_400_000,
+    summarySchedule: HOUSEKEEPING_DEFAULTS.summarySchedule,
   };
 }
 
@@ -107,7 +122,50 @@ export const agentEnvSpecs = {
     default: 280,
     desc: 'On SIGTERM, how long running jobs may finish before they are released',
   }),
+  EXTERNAL_OBSERVABILITY: str({
+    choices: ['on', 'off'],
+    default: 'on',
+    desc: 'off: report no error events at all; on: error events (message, stack, version, platform, Node.js) go to SENTRY_DSN',
+  }),
+  SENTRY_DSN: sentryDsn({
+    default: undefined,
+    desc: "Where error events go (Sentry's envelope protocol); unset: the monitoring service at API_URL",
+  }),
+  HOUSEKEEPING_SCHEDULE: cronSchedule({
+    default: HOUSEKEEPING_DEFAULTS.schedule,
+    desc: 'When stale sandbox directories, unfinished engine installs and old cached dependencies are removed (cron)',
+  }),
+  DEPENDENCY_CACHE_MAX_AGE_DAYS: integer(0, 3650)({
+    default: HOUSEKEEPING_DEFAULTS.dependencyCacheMaxAgeDays,
+    desc: 'Files in DEPENDENCY_CACHE older than this are removed by housekeeping (days; 0: never)',
+  }),
+  STATE_SUMMARY_SCHEDULE: cronSchedule({
+    default: HOUSEKEEPING_DEFAULTS.summarySchedule,
+    desc: 'When the agent logs a summary of its state: jobs run, in flight and queued, errors, memory (cron)',
+  }),
 };
+
+/** Where error events go: undefined when EXTERNAL_OBSERVABILITY=off. */
+export interface ErrorReportingConfig {
+  dsn: string;
+  /**
+   * True when the DSN is the monitoring service's own receiver, which knows the
+   * agent by its key; never true for a DSN the operator set, so the key goes
+   * nowhere else.
+   */
+  sendsKey: boolean;
+}
+
+/**
+ * The service's error-event receiver as a DSN: Sentry's SDK posts to
+ * `<path>/api/<project>/envelope/`, so the service's base path and
+ * `/v1/agent/error-events` become the DSN's path and the project is 1.
+ */
+export function serviceErrorDsn(apiUrl: string): string {
+  const url = new URL(apiUrl);
+  const base = url.pathname.replace(/\/+$/, '');
+  return `${url.protocol}//outpost@${url.host}${base}/v1/agent/error-events/1`;
+}
 
 export interface AgentConfig {
   apiKey: Secret;
@@ -125,6 +183,13 @@ export interface AgentConfig {
   logLevel: LogLevel;
   shutdownGraceMs: number;
   useOsDnsResolver: boolean;
+  errorReporting: ErrorReportingConfig | undefined;
+  housekeeping: {
+    schedule: string;
+    /** Dependency cache files older than this are removed; 0: never. */
+    dependencyCacheMaxAgeMs: number;
+    summarySchedule: string;
+  };
   sandbox: {
     directory: string;
     memoryLimitBytes: number;
@@ -155,6 +220,17 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     logLevel: parsed.LOG_LEVEL,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_SECONDS * 1000,
     useOsDnsResolver: parsed.USE_OS_DNS_RESOLVER,
+    errorReporting:
+      parsed.EXTERNAL_OBSERVABILITY === 'off'
+        ? undefined
+        : parsed.SENTRY_DSN
+          ? { dsn: parsed.SENTRY_DSN, sendsKey: false }
+          : { dsn: serviceErrorDsn(parsed.API_URL), sendsKey: true },
+    housekeeping: {
+      schedule: parsed.HOUSEKEEPING_SCHEDULE,
+      dependencyCacheMaxAgeMs: parsed.DEPENDENCY_CACHE_MAX_AGE_DAYS * 86_400_000,
+      summarySchedule: parsed.STATE_SUMMARY_SCHEDULE,
+    },
     sandbox: {
       directory: parsed.SANDBOX_DIR,
       memoryLimitBytes: parsed.SANDBOX_MEMORY_MB * 1024 * 1024,

@@ -1,14 +1,29 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { VERSION } from '../version.js';
 
+export type LaneName = 'uptime' | 'script';
+
+/** What the agent holds right now, read when /metrics is scraped rather than kept up to date on every change. */
+export interface LaneState {
+  capacity: number;
+  inFlight: number;
+  queued: number;
+}
+
+export interface AgentState {
+  lanes(): Record<LaneName, LaneState>;
+  /** Warm sandboxes started and waiting for their job; 0 where no pool runs (uptime mode, SANDBOX_WARM=false). */
+  idleSandboxes(): number;
+}
+
 /** One registry per agent, so two agents in one test process never mix their numbers. */
 export class AgentMetrics {
   readonly registry = new Registry();
 
   readonly jobsClaimed = new Counter({
     name: 'outpost_jobs_claimed_total',
-    help: 'Jobs claimed from the service',
-    labelNames: ['lane'] as const,
+    help: 'Jobs claimed from the service, by lane and check type',
+    labelNames: ['lane', 'check_type'] as const,
     registers: [this.registry],
   });
 
@@ -80,7 +95,31 @@ export class AgentMetrics {
     registers: [this.registry],
   });
 
+  #state: AgentState | undefined;
+
   constructor() {
+    const current = (): AgentState | undefined => this.#state;
+    const perLane = (name: string, help: string, read: (lane: LaneState) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['lane'] as const,
+        registers: [this.registry],
+        collect() {
+          for (const [lane, state] of Object.entries(current()?.lanes() ?? {})) this.set({ lane }, read(state));
+        },
+      });
+    perLane('outpost_capacity', 'Jobs this agent runs at once, by lane', (lane) => lane.capacity);
+    perLane('outpost_jobs_in_flight', 'Jobs running now, by lane', (lane) => lane.inFlight);
+    perLane('outpost_queue_depth', "Jobs claimed and waiting in the agent's queue for a slot, by lane", (lane) => lane.queued);
+    new Gauge({
+      name: 'outpost_sandbox_pool_size',
+      help: 'Warm sandboxes started ahead and waiting for a script job',
+      registers: [this.registry],
+      collect() {
+        this.set(current()?.idleSandboxes() ?? 0);
+      },
+    });
     new Gauge({
       name: 'outpost_build_info',
       help: 'Agent version and Node.js runtime',
@@ -88,5 +127,15 @@ export class AgentMetrics {
       registers: [this.registry],
     }).set({ version: VERSION, node: process.version }, 1);
     collectDefaultMetrics({ register: this.registry, prefix: 'outpost_' });
+    // Gauges named like counters, which Prometheus's linter refuses; each is the sum over
+    // `type` of the gauge of the same name without `_total`, which stays.
+    for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) {
+      this.registry.removeSingleMetric(`outpost_nodejs_${name}`);
+    }
+  }
+
+  /** Where the gauges of the agent's current state read from, once the agent has its lanes. */
+  observe(state: AgentState): void {
+    this.#state = state;
   }
 }

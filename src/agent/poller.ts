@@ -91,7 +91,7 @@ export class Poller {
           this.options.readiness.set('ready', `serving private location ${answer.privateLocation.slugName}`);
         }
         if (jobs.length > 0) {
-          for (const job of jobs) metrics.jobsClaimed.inc({ lane: laneOf(job.checkType) });
+          for (const job of jobs) metrics.jobsClaimed.inc({ lane: laneOf(job.checkType), check_type: job.checkType });
           await this.options.accept(jobs);
         } else if (aLaneIsFull) {
           await this.options.capacityFreed(signal);

@@ -13,6 +13,8 @@ const BATCH_WINDOW_MS = 10;
 interface Pending {
   result: Result;
   done: () => void;
+  /** The job's logger: lines about this result carry its job, check and session ids. */
+  log: Logger;
 }
 
 /**
@@ -32,10 +34,13 @@ export class Reporter {
     private readonly metrics: AgentMetrics,
   ) {}
 
-  /** Resolves once the result is recorded or given up; never rejects. */
-  report(result: Result): Promise<void> {
+  /**
+   * Resolves once the result is recorded or given up; never rejects. `log`:
+   * the job's own logger, so what is said about its result carries its ids.
+   */
+  report(result: Result, log?: Logger): Promise<void> {
     return new Promise((done) => {
-      this.#queue.push({ result, done });
+      this.#queue.push({ result, done, log: log ?? this.logger.child({ jobId: result.jobId, checkId: result.checkId }) });
       if (this.#queue.length >= MAX_RESULTS_PER_BATCH) this.#send();
       else this.#timer ??= setTimeout(() => this.#send(), BATCH_WINDOW_MS);
     });
@@ -68,38 +73,38 @@ export class Reporter {
     for (;;) {
       try {
         const answer = await this.client.postResults(batch.map((pending) => pending.result));
-        answer.outcomes.forEach((item, index) => this.#settled(batch[index]!.result, item.outcome, item.message));
+        answer.outcomes.forEach((item, index) => this.#settled(batch[index]!, item.outcome, item.message));
         return;
       } catch (error) {
         const code = errorCode(error) ?? 'UNKNOWN';
+        const jobIds = batch.map((pending) => pending.result.jobId);
         this.metrics.resultsFailed.inc({ code }, batch.length);
         if (error instanceof ProtocolError) {
-          this.logger.error({ code, results: batch.length }, `results refused by the service: ${error.message}`);
+          this.logger.error({ code, jobIds }, `results refused by the service: ${error.message}`);
           return;
         }
         if (Date.now() > deadline || this.#stop.signal.aborted) {
-          this.logger.error({ code, results: batch.length }, 'giving up on results after retrying; the service will time the jobs out');
+          this.logger.error({ code, jobIds }, 'giving up on results after retrying; the service will time the jobs out');
           return;
         }
         const level = error instanceof KeyRefusedError ? 'error' : 'warn';
-        this.logger[level]({ code, results: batch.length }, `posting results failed, retrying: ${(error as Error).message}`);
+        this.logger[level]({ code, jobIds }, `posting results failed, retrying: ${(error as Error).message}`);
         await sleep(backoff.next(), this.#stop.signal);
       }
     }
   }
 
-  #settled(result: Result, outcome: string, message: string | undefined): void {
-    const log = () => this.logger.child({ jobId: result.jobId, checkId: result.checkId });
+  #settled({ log }: Pending, outcome: string, message: string | undefined): void {
     switch (outcome) {
       case 'recorded':
       case 'duplicate':
         this.metrics.resultsPosted.inc();
         return;
       case 'conflict':
-        log().warn(`result not recorded: ${message ?? 'the job is no longer this agent\'s'}`);
+        log.warn(`result not recorded: ${message ?? 'the job is no longer this agent\'s'}`);
         return;
       default:
-        log().warn('result not recorded: the service no longer knows the job');
+        log.warn('result not recorded: the service no longer knows the job');
     }
   }
 }

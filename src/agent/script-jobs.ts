@@ -73,6 +73,11 @@ export class ScriptJobs {
     }
   }
 
+  /** Warm sandboxes waiting for a job now. */
+  get idleSandboxes(): number {
+    return this.#warm?.idleCount ?? 0;
+  }
+
   /** Kills the idle warm sandboxes; call once no script job runs any more. */
   async stop(): Promise<void> {
     await this.#warm?.stop();

@@ -1,3 +1,4 @@
+import cron from 'node-cron';
 import { cleanEnv, EnvMissingError, makeValidator, type ValidatorSpec } from 'envalid';
 import { ConfigError } from '../errors/index.js';
 
@@ -29,6 +30,27 @@ export const httpUrl = makeValidator<string>((raw) => {
     throw new Error('must be an absolute http:// or https:// URL');
   }
   return raw.replace(/\/+$/, '');
+});
+
+/** A five- or six-field cron expression, as node-cron reads it. */
+export const cronSchedule = makeValidator<string>((raw) => {
+  if (!cron.validate(raw)) throw new Error('must be a cron expression such as "*/10 * * * *"');
+  return raw;
+});
+
+/** A Sentry DSN: scheme://public-key@host[:port][/path]/project-id, the project id a number. */
+export const sentryDsn = makeValidator<string>((raw) => {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new Error('must be a DSN such as https://public-key@errors.example.com/1');
+  }
+  const project = parsed.pathname.split('/').pop() ?? '';
+  if (!['http:', 'https:'].includes(parsed.protocol) || !parsed.username || !/^\d+$/.test(project)) {
+    throw new Error('must be a DSN such as https://public-key@errors.example.com/1');
+  }
+  return raw;
 });
 
 export const upperChoice = <T extends string>(choices: readonly T[]) =>

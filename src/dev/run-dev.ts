@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { startAgent, type RunningAgent } from '../agent/agent.js';
-import { defaultSandboxConfig } from '../agent/config.js';
+import { defaultHousekeepingConfig, defaultSandboxConfig, serviceErrorDsn, type AgentConfig } from '../agent/config.js';
+import { createAgentLogging } from '../agent/error-reporting/agent-logging.js';
 import { Secret } from '../config/secret.js';
 import { createLogger, type LogLevel } from '../logging.js';
 import { generateKey } from '../service/keys.js';
@@ -77,25 +78,26 @@ export async function runDev(
     });
 
     const healthPort = await portOrAny(Number(env.AGENT_HEALTH_PORT ?? 8081), '127.0.0.1');
-    const agent = await startAgent(
-      {
-        apiKey: new Secret(key.rawKey),
-        apiUrl: service.url,
-        redisUrl: env.REDIS_URL,
-        jobConcurrency: 1,
-        uptimeConcurrency: 100,
-        uptimePrefetch: 100,
-        uptimeThreads: 1,
-        mode: 'full',
-        healthPort,
-        logLevel,
-        // Ctrl-C must bring everything down within a few seconds.
-        shutdownGraceMs: 2000,
-        useOsDnsResolver: false,
-        sandbox: defaultSandboxConfig(),
-      },
-      { logger: createLogger({ level: logLevel, name: 'agent' }), healthHost: '127.0.0.1' },
-    );
+    const agentConfig: AgentConfig = {
+      apiKey: new Secret(key.rawKey),
+      apiUrl: service.url,
+      redisUrl: env.REDIS_URL,
+      jobConcurrency: 1,
+      uptimeConcurrency: 100,
+      uptimePrefetch: 100,
+      uptimeThreads: 1,
+      mode: 'full',
+      healthPort,
+      logLevel,
+      // Ctrl-C must bring everything down within a few seconds.
+      shutdownGraceMs: 2000,
+      useOsDnsResolver: false,
+      errorReporting: env.EXTERNAL_OBSERVABILITY === 'off' ? undefined : { dsn: serviceErrorDsn(service.url), sendsKey: true },
+      housekeeping: defaultHousekeepingConfig(),
+      sandbox: defaultSandboxConfig(),
+    };
+    const logging = createAgentLogging(agentConfig, env, { name: 'agent' });
+    const agent = await startAgent(agentConfig, { logger: logging.logger, errorReporter: logging.errors, healthHost: '127.0.0.1' });
     stack.push(() => agent.stop());
 
     for (const check of DEMO_CHECKS) {

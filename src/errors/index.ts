@@ -32,3 +32,4 @@ export { CodeBundleChecksumError } from './code-bundle-checksum-error.js';
 export { CodeBundleInvalidError } from './code-bundle-invalid-error.js';
 export { EngineInstallError } from './engine-install-error.js';
 export { DependencyInstallError } from './dependency-install-error.js';
+export { EnvelopeInvalidError } from './envelope-invalid-error.js';

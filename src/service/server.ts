@@ -9,6 +9,7 @@ import { errorHandler, routeErrorShape, sendErrorA } from './http-errors.js';
 import { ErrorA, ErrorB } from './schemas/common.js';
 import { accountRoutes } from './routes/account.js';
 import { agentRoutes } from './routes/agent.js';
+import { agentErrorEventRoutes, errorEventReadRoutes } from './routes/agent-error-events.js';
 import { alertChannelRoutes } from './routes/alert-channels.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { maintenanceWindowRoutes } from './routes/maintenance-windows.js';
@@ -107,6 +108,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
       }
     });
     await user.register(privateLocationRoutes(ctx));
+    await user.register(errorEventReadRoutes(ctx));
     await user.register(checkRoutes(ctx));
     await user.register(checkGroupRoutes(ctx));
     await user.register(checkSessionRoutes(ctx));
@@ -128,6 +130,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     agent.addHook('onRequest', agentAuth(ctx.agentKeys));
     await agent.register(agentRoutes(ctx));
     await agent.register(agentCodeBundleRoutes(ctx));
+    await agent.register(agentErrorEventRoutes(ctx));
   });
 
   return app;

@@ -1,5 +1,5 @@
 import { startAgent, type RunningAgent } from '../../src/agent/agent.js';
-import { defaultSandboxConfig, type AgentConfig } from '../../src/agent/config.js';
+import { defaultHousekeepingConfig, defaultSandboxConfig, type AgentConfig } from '../../src/agent/config.js';
 import { Secret } from '../../src/config/secret.js';
 import { captureLogger } from './logs.js';
 
@@ -26,6 +26,8 @@ export async function startTestAgent(
       shutdownGraceMs: 5000,
       useOsDnsResolver: false,
       sandbox: defaultSandboxConfig(),
+      errorReporting: undefined,
+      housekeeping: defaultHousekeepingConfig(),
       ...config,
       mode: config.mode ?? 'full',
       // As loadAgentConfig: a backlog as large as the lane unless the test says otherwise.

@@ -31,6 +31,9 @@ describe('agent configuration', () => {
       shutdownGraceMs: 280_000,
       useOsDnsResolver: false,
       mode: 'full',
+      // Error events go to the service's own receiver, under its base path.
+      errorReporting: { dsn: 'https://outpost@monitoring.example.test/v1/agent/error-events/1', sendsKey: true },
+      housekeeping: { schedule: '*/30 * * * *', dependencyCacheMaxAgeMs: 14 * 86_400_000, summarySchedule: '*/10 * * * *' },
     });
     expect(config.apiKey.reveal()).toBe(KEY);
     expect(JSON.stringify(config)).not.toContain(KEY);
@@ -51,8 +54,14 @@ describe('agent configuration', () => {
       SHUTDOWN_GRACE_SECONDS: '30',
       USE_OS_DNS_RESOLVER: 'true',
       AGENT_MODE: 'uptime',
+      SENTRY_DSN: 'https://public@errors.example.test/42',
+      HOUSEKEEPING_SCHEDULE: '15 3 * * *',
+      DEPENDENCY_CACHE_MAX_AGE_DAYS: '0',
+      STATE_SUMMARY_SCHEDULE: '*/30 * * * * *',
     });
     expect(config).toMatchObject({
+      errorReporting: { dsn: 'https://public@errors.example.test/42', sendsKey: false },
+      housekeeping: { schedule: '15 3 * * *', dependencyCacheMaxAgeMs: 0, summarySchedule: '*/30 * * * * *' },
       redisUrl: 'rediss://cache:6380/2',
       jobConcurrency: 10,
       uptimeConcurrency: 250,
@@ -79,6 +88,11 @@ describe('agent configuration', () => {
       SHUTDOWN_GRACE_SECONDS: '-1',
       USE_OS_DNS_RESOLVER: 'sometimes',
       AGENT_MODE: 'browser-only',
+      EXTERNAL_OBSERVABILITY: 'maybe',
+      SENTRY_DSN: 'https://errors.example.test/not-a-project',
+      HOUSEKEEPING_SCHEDULE: 'hourly',
+      DEPENDENCY_CACHE_MAX_AGE_DAYS: 'forever',
+      STATE_SUMMARY_SCHEDULE: '61 * * * *',
     });
     expect(error.code).toBe('CONFIG_INVALID');
     const lines = error.message.split('\n');
@@ -96,12 +110,24 @@ describe('agent configuration', () => {
       'SHUTDOWN_GRACE_SECONDS',
       'USE_OS_DNS_RESOLVER',
       'AGENT_MODE',
+      'EXTERNAL_OBSERVABILITY',
+      'SENTRY_DSN',
+      'HOUSEKEEPING_SCHEDULE',
+      'DEPENDENCY_CACHE_MAX_AGE_DAYS',
+      'STATE_SUMMARY_SCHEDULE',
     ]) {
       expect(lines.some((line) => line.trim().startsWith(`${name} `)), name).toBe(true);
     }
     expect(error.message).toContain('API_KEY is required and not set');
     expect(error.message).toContain('JOB_CONCURRENCY must be a whole number from 1 to 10');
     expect(error.message).toContain('LOG_LEVEL must be one of DEBUG, LOG, INFO, WARN, ERROR');
+  });
+
+  it('reports no error events at all when EXTERNAL_OBSERVABILITY is off, whatever the DSN', () => {
+    expect(loadAgentConfig({ ...valid, EXTERNAL_OBSERVABILITY: 'off' }).errorReporting).toBeUndefined();
+    expect(loadAgentConfig({ ...valid, EXTERNAL_OBSERVABILITY: 'off', SENTRY_DSN: 'https://k@errors.example.test/1' }).errorReporting).toBeUndefined();
+    // A service at the root of its host.
+    expect(loadAgentConfig({ ...valid, API_URL: 'http://127.0.0.1:3000' }).errorReporting?.dsn).toBe('http://outpost@127.0.0.1:3000/v1/agent/error-events/1');
   });
 
   it('never echoes a malformed key back', () => {

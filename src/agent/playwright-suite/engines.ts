@@ -51,6 +51,11 @@ export const ENGINE_PACKAGES: Readonly<Record<PlaywrightEngine, EnginePackages>>
   },
 };
 
+/** The directory each engine of this agent version is installed in, under the engines directory. */
+export function engineDirectoryName(engine: PlaywrightEngine): string {
+  return `${engine.toLowerCase()}-${ENGINE_PACKAGES[engine].version}`;
+}
+
 export interface InstalledEngine {
   engine: PlaywrightEngine;
   /** First on the suite's PATH: node, npm, npx, or bun and bunx. */
@@ -86,7 +91,7 @@ export class EngineCache {
 
   async #resolve(engine: PlaywrightEngine, signal?: AbortSignal): Promise<InstalledEngine> {
     const packages = ENGINE_PACKAGES[engine];
-    const key = `${engine.toLowerCase()}-${packages.version}`;
+    const key = engineDirectoryName(engine);
     const target = join(this.directory, key);
     const found = { engine, binDirectory: join(target, 'bin'), version: packages.version };
     if (await isStamped(target, packages)) return found;

@@ -89,6 +89,11 @@ export class WarmPool<R extends { id: string }> {
     return taken;
   }
 
+  /** Sandboxes started and waiting for a job. */
+  get idleCount(): number {
+    return this.#idle.size;
+  }
+
   /** After a job on `user` has ended and everything it started is gone: start the user's next one. */
   refill(runtime: R, user: SandboxUser | null): void {
     const key = keyOf(user);

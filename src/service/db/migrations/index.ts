@@ -8,6 +8,7 @@ import * as statusPages from './0007-status-pages.js';
 import * as subscriptionsAndMail from './0008-subscriptions-and-mail.js';
 import * as rootCauseAnalyses from './0009-root-cause-analyses.js';
 import * as alerts from './0010-alerts.js';
+import * as agentErrorEvents from './0011-agent-error-events.js';
 
 export interface Migration {
   name: string;
@@ -15,4 +16,4 @@ export interface Migration {
 }
 
 /** Applied in this order; a migration, once released, is never edited, only followed. */
-export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups, maintenanceWindows, statusPages, subscriptionsAndMail, rootCauseAnalyses, alerts];
+export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups, maintenanceWindows, statusPages, subscriptionsAndMail, rootCauseAnalyses, alerts, agentErrorEvents];

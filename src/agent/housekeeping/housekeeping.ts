@@ -1,0 +1,83 @@
+/**
+ * The agent's scheduled chores, on node-cron: clearing what jobs and engine
+ * installs left on disk, pruning the dependency cache, and the periodic state
+ * summary. A chore that fails is logged and tried again at its next time; a
+ * chore still running when its next time comes is skipped, not doubled.
+ */
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Logger } from '../../logging.js';
+import { ENGINE_PACKAGES, engineDirectoryName } from '../playwright-suite/engines.js';
+import type { PlaywrightEngine } from '../../protocol/playwright-settings.js';
+import type { AgentConfig } from '../config.js';
+import type { AgentMetrics, AgentState } from '../metrics.js';
+import { pruneDependencyCache, removeStaleSandboxes, removeUnusedEngines } from './stale-files.js';
+import { StateSummaries } from './state-summary.js';
+
+export interface Housekeeping {
+  /** One clean-up pass now (also the first thing done at start); resolves when it is done. */
+  cleanUp(): Promise<void>;
+  /** One summary line now. */
+  summarize(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface HousekeepingOptions {
+  config: AgentConfig;
+  logger: Logger;
+  metrics: AgentMetrics;
+  state: AgentState;
+}
+
+export function startHousekeeping({ config, logger, metrics, state }: HousekeepingOptions): Housekeeping {
+  const log = logger.child({ task: 'housekeeping' });
+  const summaries = new StateSummaries(metrics, state);
+  const currentEngines = new Set(Object.keys(ENGINE_PACKAGES).map((engine) => engineDirectoryName(engine as PlaywrightEngine)));
+  const scripts = config.mode === 'full';
+
+  const cleanUp = async () => {
+    try {
+      const sandboxes = scripts ? await removeStaleSandboxes(config.sandbox.directory) : 0;
+      const engines = scripts ? await removeUnusedEngines(config.sandbox.enginesDirectory, currentEngines) : 0;
+      const cache = scripts && config.sandbox.dependencyCache
+        ? await pruneDependencyCache(config.sandbox.dependencyCache, config.housekeeping.dependencyCacheMaxAgeMs)
+        : { files: 0, bytes: 0 };
+      const removed = { sandboxes, engines, cachedFiles: cache.files, cachedBytes: cache.bytes };
+      if (sandboxes + engines + cache.files > 0) log.info(removed, 'removed stale files');
+      else log.debug('nothing stale to remove');
+    } catch (error) {
+      log.warn(`clean-up failed, trying again at its next time: ${(error as Error).message}`);
+    }
+  };
+  const summarize = async () => {
+    try {
+      log.info({ state: await summaries.next() }, 'state summary');
+    } catch (error) {
+      log.warn(`state summary failed: ${(error as Error).message}`);
+    }
+  };
+
+  // node-cron writes its own notes (a run missed under load, a run skipped for overlap) to the
+  // console, which would break the JSON log; they go through the agent's log instead.
+  cron.setLogger({
+    info: (message) => log.debug(String(message)),
+    debug: (message) => log.debug(String(message)),
+    warn: (message) => log.debug(String(message)),
+    error: (message) => log.warn(String(message instanceof Error ? message.message : message)),
+  });
+  const tasks: ScheduledTask[] = [
+    cron.schedule(config.housekeeping.schedule, cleanUp, { name: 'clean-up', noOverlap: true }),
+    cron.schedule(config.housekeeping.summarySchedule, summarize, { name: 'state-summary', noOverlap: true }),
+  ];
+  // The chores must never be what keeps a stopping agent alive.
+  for (const task of tasks) task.unref();
+  const first = cleanUp();
+
+  return {
+    cleanUp,
+    summarize,
+    async stop() {
+      for (const task of tasks) await task.destroy();
+      await first;
+    },
+  };
+}
