@@ -1,19 +1,15 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bool, makeValidator, str } from 'envalid';
-import { cronSchedule, describeEnv, httpUrl, integer, parseEnv, pattern, sentryDsn, upperChoice } from '../config/env.js';
+import { cronSchedule, describeEnv, httpUrl, integer, parseEnv, pattern, sentryDsn, upperChoice, urlOr } from '../config/env.js';
 import { Secret } from '../config/secret.js';
 import { LOG_LEVELS, type LogLevel } from '../logging.js';
 import { PRIVATE_LOCATION_KEY_PATTERN } from '../protocol/agent-api.js';
 
 const redisUrl = makeValidator<string>((raw) => {
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new Error('must be a redis:// or rediss:// URL');
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error('must be a redis:// or rediss:// URL');
+  const expected = 'must be a redis:// or rediss:// URL';
+  const parsed = urlOr(raw, expected);
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error(expected);
   return raw;
 });
 

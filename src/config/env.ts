@@ -19,13 +19,17 @@ export const pattern = (regex: RegExp, what: string) =>
     return raw;
   });
 
-export const httpUrl = makeValidator<string>((raw) => {
-  let parsed: URL;
+/** `raw` as a URL; what it must be otherwise is `expected`, the validator's message. */
+export function urlOr(raw: string, expected: string): URL {
   try {
-    parsed = new URL(raw);
+    return new URL(raw);
   } catch {
-    throw new Error('must be an absolute http:// or https:// URL');
+    throw new Error(expected);
   }
+}
+
+export const httpUrl = makeValidator<string>((raw) => {
+  const parsed = urlOr(raw, 'must be an absolute http:// or https:// URL');
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new Error('must be an absolute http:// or https:// URL');
   }
@@ -40,15 +44,11 @@ export const cronSchedule = makeValidator<string>((raw) => {
 
 /** A Sentry DSN: scheme://public-key@host[:port][/path]/project-id, the project id a number. */
 export const sentryDsn = makeValidator<string>((raw) => {
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new Error('must be a DSN such as https://public-key@errors.example.com/1');
-  }
+  const expected = 'must be a DSN such as https://public-key@errors.example.com/1';
+  const parsed = urlOr(raw, expected);
   const project = parsed.pathname.split('/').pop() ?? '';
   if (!['http:', 'https:'].includes(parsed.protocol) || !parsed.username || !/^\d+$/.test(project)) {
-    throw new Error('must be a DSN such as https://public-key@errors.example.com/1');
+    throw new Error(expected);
   }
   return raw;
 });

@@ -15,6 +15,7 @@ import { sendError, sendErrorA, sendErrorB } from '../http-errors.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { KEPT_ERROR_EVENTS, listErrorEvents, recordErrorEvent } from '../store/agent-error-events.js';
 import { getPrivateLocation } from '../store/private-locations.js';
+import { acceptRawBodies } from '../raw-bodies.js';
 
 const gunzipAsync = promisify(gunzip);
 /** Sentry's own limit for an event envelope, compressed or not. */
@@ -26,8 +27,7 @@ export const agentErrorEventRoutes =
   async (app) => {
     const raw = app.withTypeProvider<TypeBoxTypeProvider>();
     // Sentry's transport sends the envelope with no content type, often chunked.
-    raw.removeAllContentTypeParsers();
-    raw.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    acceptRawBodies(raw);
     raw.post(
       '/v1/agent/error-events/api/:projectId/envelope/',
       {

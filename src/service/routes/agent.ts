@@ -23,6 +23,7 @@ import { waitForJobs } from '../long-poll.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { claimJobs, extendLease, recordResults, releaseJob } from '../store/jobs.js';
 import { recordAgent, touchAgent } from '../store/private-locations.js';
+import { acceptRawBodies } from '../raw-bodies.js';
 
 const tags = ['Agent protocol'];
 const JobParams = Type.Object({ jobId: Type.String({ format: 'uuid' }) });
@@ -201,8 +202,7 @@ export const agentRoutes =
     // to disk by the route itself rather than parsed.
     await app.register(async (scope) => {
       const raw = scope.withTypeProvider<TypeBoxTypeProvider>();
-      raw.removeAllContentTypeParsers();
-      raw.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+      acceptRawBodies(raw);
       raw.put(
         '/v1/agent/jobs/:jobId/artifacts/:name',
         {

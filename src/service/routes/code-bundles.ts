@@ -16,6 +16,7 @@ import type { ServiceContext } from '../context.js';
 import { sendError } from '../http-errors.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { getCodeBundle, insertCodeBundle } from '../store/code-bundles.js';
+import { acceptRawBodies } from '../raw-bodies.js';
 
 const CodeBundleSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -25,18 +26,12 @@ const CodeBundleSchema = Type.Object({
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
 
-/** Raw bodies of any content type: the route streams them itself, nothing is parsed. */
-const rawBodies = (scope: Parameters<FastifyPluginAsyncTypebox>[0]) => {
-  scope.removeAllContentTypeParsers();
-  scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-};
-
 export const codeBundleRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
   async (app) => {
     await app.register(async (scope) => {
       const raw = scope.withTypeProvider<TypeBoxTypeProvider>();
-      rawBodies(raw);
+      acceptRawBodies(raw);
       raw.post(
         '/v1/code-bundles',
         {
