@@ -61,17 +61,22 @@ describe.each([
   let service: TestService;
   let agent: ChildProcess | undefined;
   let app: string | undefined;
+  let built: ReturnType<typeof buildProductionTree> | undefined;
+  let location: Awaited<ReturnType<TestService['privateLocation']>>;
+  const stopped: ChildProcess[] = [];
   afterAll(async () => {
-    if (agent?.exitCode === null) {
-      agent.kill('SIGTERM');
-      await new Promise((done) => agent!.once('exit', done));
+    for (const child of [agent, ...stopped]) {
+      if (child?.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await new Promise((done) => child.once('exit', done));
+      }
     }
     await service?.close();
     if (app) rmSync(app, { recursive: true, force: true });
   });
 
   it(`installs production dependencies only, and its agent starts and says hello in ${mode} mode`, async () => {
-    const built = buildProductionTree(dockerfile);
+    built = buildProductionTree(dockerfile);
     app = built.app;
     const installed = JSON.parse(execFileSync('npm', ['ls', '--omit=dev', '--depth=0', '--json'], { cwd: app, encoding: 'utf8' })) as {
       dependencies: Record<string, unknown>;
@@ -80,7 +85,7 @@ describe.each([
     expect(Object.keys(installed.dependencies)).toContain('bullmq');
 
     service = await startTestService('pglite');
-    const location = await service.privateLocation();
+    location = await service.privateLocation();
     const port = await freePort();
     agent = spawn(process.execPath, [join(app, 'dist/cli.js'), 'agent'], {
       cwd: app,
@@ -114,4 +119,29 @@ describe.each([
     );
     expect([...hello!.check_types].sort()).toEqual(checkTypes);
   }, 600_000);
+
+  // The SDK is loaded at the first error event only: this is where a tree without it would show.
+  it('reports an error event to the service with the SDK of its own production dependencies', async () => {
+    expect(built, 'the tree of the test before').toBeDefined();
+    const child = spawn(process.execPath, [join(app!, 'dist/cli.js'), 'agent'], {
+      cwd: app,
+      env: {
+        PATH: process.env.PATH,
+        ...built!.env,
+        API_URL: service.url,
+        API_KEY: location.rawKey,
+        AGENT_HEALTH_PORT: String(await freePort()),
+        // Nothing listens there: the agent logs an error at once and keeps trying.
+        REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+        LOG_LEVEL: 'WARN',
+      },
+      stdio: 'ignore',
+    });
+    stopped.push(child);
+    const [event] = await eventually(async () => {
+      const answer = await service.api('GET', `/v1/private-locations/${location.id}/error-events`);
+      return answer.body.length > 0 ? answer.body : undefined;
+    }, 30_000, 'an error event at the service');
+    expect(event.message).toMatch(/^Redis at <address> is not reachable/);
+  }, 60_000);
 });
