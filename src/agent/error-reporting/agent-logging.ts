@@ -18,8 +18,10 @@ export function createAgentLogging(
   const errors = createErrorReporter(config.errorReporting, {
     apiKey: config.apiKey,
     secrets: Object.values(serviceSecrets(env)),
+    // A warning, not an error: an error line would be reported again.
+    onUnavailable: (reason) => logger.warn(`error reporting is off: its SDK could not be loaded (${reason})`),
   });
-  const logger = createLogger({
+  const logger: Logger = createLogger({
     level: config.logLevel,
     name: options.name ?? 'outpost-agent',
     ...(options.destination ? { destination: options.destination } : {}),

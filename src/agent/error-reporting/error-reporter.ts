@@ -35,6 +35,8 @@ export interface ErrorReporterOptions {
   apiKey: Secret;
   /** SERVICE_SECRET_* values, scrubbed from every event. */
   secrets: string[];
+  /** Told, once, when the SDK cannot be loaded or set up: reporting is then off. */
+  onUnavailable?: (reason: string) => void;
 }
 
 export function createErrorReporter(config: ErrorReportingConfig | undefined, options: ErrorReporterOptions): ErrorReporter {
@@ -106,8 +108,9 @@ class SentryErrorReporter implements ErrorReporter {
       });
       client.init();
       return client;
-    } catch {
-      // Reporting errors must never become one.
+    } catch (error) {
+      // Reporting errors must never become one; the operator is told it is off.
+      this.options.onUnavailable?.(error instanceof Error ? error.message : String(error));
       return undefined;
     }
   }
