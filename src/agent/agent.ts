@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { ConflictError } from '../errors/index.js';
 import type { Logger } from '../logging.js';
 import type { HelloRequest, Job } from '../protocol/agent-api.js';
-import { laneOf } from '../protocol/lanes.js';
+import { laneOf, type Lane } from '../protocol/lanes.js';
 import { VERSION } from '../version.js';
 import { sleep, within } from './backoff.js';
 import type { AgentConfig } from './config.js';
@@ -170,7 +170,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     runtimes: [...scriptRuntimes.keys()],
     capacity: { uptime: config.uptimeConcurrency, script: scriptCapacity },
   };
-  const running = (lane: 'uptime' | 'script') =>
+  const running = (lane: Lane) =>
     [...inFlight.values()].filter(({ job }) => laneOf(job.checkType) === lane).length;
   const state: AgentState = {
     lanes: () => {

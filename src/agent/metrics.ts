@@ -1,17 +1,16 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Lane } from '../protocol/lanes.js';
 import { VERSION } from '../version.js';
 
-export type LaneName = 'uptime' | 'script';
-
-/** What the agent holds right now, read when /metrics is scraped rather than kept up to date on every change. */
 export interface LaneState {
   capacity: number;
   inFlight: number;
   queued: number;
 }
 
+/** What the agent holds right now, read when /metrics is scraped rather than kept up to date on every change. */
 export interface AgentState {
-  lanes(): Record<LaneName, LaneState>;
+  lanes(): Record<Lane, LaneState>;
   /** Warm sandboxes started and waiting for their job; 0 where no pool runs (uptime mode, SANDBOX_WARM=false). */
   idleSandboxes(): number;
 }

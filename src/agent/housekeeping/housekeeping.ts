@@ -32,13 +32,14 @@ export function startHousekeeping({ config, logger, metrics, state }: Housekeepi
   const log = logger.child({ task: 'housekeeping' });
   const summaries = new StateSummaries(metrics, state);
   const currentEngines = new Set(Object.keys(ENGINE_PACKAGES).map((engine) => engineDirectoryName(engine as PlaywrightEngine)));
-  const scripts = config.mode === 'full';
 
   const cleanUp = async () => {
+    // An uptime agent writes no sandboxes, engines or caches: there is nothing of its own to clear.
+    if (config.mode !== 'full') return;
     try {
-      const sandboxes = scripts ? await removeStaleSandboxes(config.sandbox.directory) : 0;
-      const engines = scripts ? await removeUnusedEngines(config.sandbox.enginesDirectory, currentEngines) : 0;
-      const cache = scripts && config.sandbox.dependencyCache
+      const sandboxes = await removeStaleSandboxes(config.sandbox.directory);
+      const engines = await removeUnusedEngines(config.sandbox.enginesDirectory, currentEngines);
+      const cache = config.sandbox.dependencyCache
         ? await pruneDependencyCache(config.sandbox.dependencyCache, config.housekeeping.dependencyCacheMaxAgeMs)
         : { files: 0, bytes: 0 };
       const removed = { sandboxes, engines, cachedFiles: cache.files, cachedBytes: cache.bytes };
