@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../metrics/process-metrics.js';
 import type { Lane } from '../protocol/lanes.js';
 import { VERSION } from '../version.js';
 
@@ -125,12 +126,7 @@ export class AgentMetrics {
       labelNames: ['version', 'node'] as const,
       registers: [this.registry],
     }).set({ version: VERSION, node: process.version }, 1);
-    collectDefaultMetrics({ register: this.registry, prefix: 'outpost_' });
-    // Gauges named like counters, which Prometheus's linter refuses; each is the sum over
-    // `type` of the gauge of the same name without `_total`, which stays.
-    for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) {
-      this.registry.removeSingleMetric(`outpost_nodejs_${name}`);
-    }
+    collectProcessMetrics(this.registry, 'outpost_');
   }
 
   /** Where the gauges of the agent's current state read from, once the agent has its lanes. */

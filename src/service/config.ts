@@ -49,6 +49,10 @@ export const serviceEnvSpecs = {
     desc: 'SMS provider webhook: SMS alert channels POST {to, name, message} there; unset fails SMS alerts',
   }),
   RATE_LIMIT_WINDOW_SECONDS: integer(1, 86_400)({ default: 60, desc: 'Length of the rate-limit window, in seconds' }),
+  METRICS_TOKEN: pattern(/^\S{16,256}$/, '16 to 256 characters without spaces')({
+    default: undefined,
+    desc: 'Bearer token GET /metrics asks for; unset: /metrics is open (counts and location ids only)',
+  }),
 };
 
 export interface ServiceConfig {
@@ -70,6 +74,8 @@ export interface ServiceConfig {
   smsWebhookUrl: string | undefined;
   /** Undefined: the built-in analyser writes root cause analyses. */
   analysisProvider: { url: string; model: string; token: Secret | undefined } | undefined;
+  /** Bearer token of GET /metrics; undefined: the endpoint is open. */
+  metricsToken: Secret | undefined;
 }
 
 export interface MailConfig {
@@ -112,6 +118,7 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
         }
       : undefined,
     smsWebhookUrl: parsed.SMS_WEBHOOK_URL,
+    metricsToken: parsed.METRICS_TOKEN ? new Secret(parsed.METRICS_TOKEN) : undefined,
     mail: { smtpUrl: parsed.SMTP_URL ? new Secret(parsed.SMTP_URL) : undefined, from: parsed.MAIL_FROM },
     rateLimit:
       parsed.RATE_LIMIT_MAX === 0 ? undefined : { max: parsed.RATE_LIMIT_MAX, windowSeconds: parsed.RATE_LIMIT_WINDOW_SECONDS },

@@ -1,3 +1,4 @@
+import type { Secret } from '../config/secret.js';
 import type { Logger } from '../logging.js';
 import type { AgentKeys } from './agent-keys.js';
 import type { RateLimit } from './config.js';
@@ -17,6 +18,8 @@ export interface ServiceContext {
   leaseSeconds: number;
   /** Longest a claim long poll may be held. */
   maxWaitSeconds: number;
+  /** Bearer token of GET /metrics; undefined: the endpoint is open. */
+  metricsToken: Secret | undefined;
   /** User API calls per API key; undefined: no limit. */
   rateLimit: RateLimit | undefined;
   /** Private and data-center locations together, per check. */

@@ -9,6 +9,8 @@ import { errorHandler, routeErrorShape, sendErrorA } from './http-errors.js';
 import { ErrorA, ErrorB } from './schemas/common.js';
 import { accountRoutes } from './routes/account.js';
 import { agentRoutes } from './routes/agent.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { createServiceMetrics } from './service-metrics.js';
 import { agentErrorEventRoutes, errorEventReadRoutes } from './routes/agent-error-events.js';
 import { alertChannelRoutes } from './routes/alert-channels.js';
 import { analyticsRoutes } from './routes/analytics.js';
@@ -125,6 +127,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
   });
 
   await app.register(publicStatusRoutes(ctx));
+  await app.register(metricsRoutes(createServiceMetrics(ctx.db), ctx.metricsToken));
 
   await app.register(async (agent) => {
     agent.addHook('onRequest', agentAuth(ctx.agentKeys));

@@ -79,6 +79,7 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       leaseSeconds: options.leaseSeconds ?? 300,
       maxWaitSeconds: options.maxWaitSeconds ?? 20,
       rateLimit: config.rateLimit,
+      metricsToken: config.metricsToken,
       maxLocationsPerCheck: config.maxLocationsPerCheck,
       wakeOutbox: outbox.wake,
       wakeAnalyses: analyses.wake,

@@ -50,13 +50,24 @@ describe('service configuration', () => {
         LOG_LEVEL: 'x',
         RATE_LIMIT_MAX: '-1',
         RATE_LIMIT_WINDOW_SECONDS: '0',
+        METRICS_TOKEN: 'short',
       });
     } catch (error) {
       caught = error;
     }
     expect(caught).toBeInstanceOf(ConfigError);
     const message = (caught as ConfigError).message;
-    for (const name of ['PORT', 'DATABASE_URL', 'BOOTSTRAP_ACCOUNT_ID', 'LOG_LEVEL', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_SECONDS']) expect(message).toContain(`  ${name} `);
+    for (const name of ['PORT', 'DATABASE_URL', 'BOOTSTRAP_ACCOUNT_ID', 'LOG_LEVEL', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_SECONDS', 'METRICS_TOKEN']) {
+      expect(message).toContain(`  ${name} `);
+    }
+    expect(message).not.toContain('short');
+  });
+
+  it('keeps the metrics token behind a Secret, and leaves /metrics open without one', () => {
+    const config = loadServiceConfig({ METRICS_TOKEN: 'scrape-token-0123456789' });
+    expect(config.metricsToken?.reveal()).toBe('scrape-token-0123456789');
+    expect(JSON.stringify(config)).not.toContain('scrape-token');
+    expect(loadServiceConfig({}).metricsToken).toBeUndefined();
   });
 
   it('lists every variable in --help', () => {
