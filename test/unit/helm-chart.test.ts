@@ -5,6 +5,8 @@ import addFormatsImport from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { agentEnvSpecs, loadAgentConfig } from '../../src/agent/config.js';
 import { PRIVATE_LOCATION_KEY_PATTERN } from '../../src/protocol/agent-api.js';
+import type { Queryable } from '../../src/service/db/database.js';
+import { createServiceMetrics } from '../../src/service/service-metrics.js';
 import { finalStage, parseDockerfile } from '../support/dockerfile.js';
 import { loadChart, mergeValues, renderChart, TemplateFailure, valuesReferences, type Chart, type Rendered } from '../support/helm-template.js';
 
@@ -28,6 +30,7 @@ const FULLNAME = 'outpost-outpost-agent';
 /** Variables the agent reads besides agentEnvSpecs: its error reporting's. */
 const OTHER_AGENT_VARIABLES = ['EXTERNAL_OBSERVABILITY', 'SENTRY_DSN'];
 /** The queue metrics the agent exports for autoscaling, each with a `lane` label. */
+const LOCATION_ID = '6f1c2a9e-3b7d-4c55-9e21-0a8b4f7d2c13';
 const QUEUE_METRICS = ['outpost_jobs_in_flight', 'outpost_queue_depth', 'outpost_capacity', 'outpost_free_capacity'];
 
 /** Value sets the tests render; the values checks below go through all of them. */
@@ -41,6 +44,8 @@ const SCENARIOS = {
   hpa: { autoscaling: { enabled: true, targetMemoryUtilizationPercentage: 70, behavior: { scaleDown: { stabilizationWindowSeconds: 600 } } } },
   keda: { serviceMonitor: { enabled: true }, keda: { enabled: true, serverAddress: 'http://prometheus.monitoring:9090' } },
   kedaUptime: { image: { variant: 'uptime' }, serviceMonitor: { enabled: true }, keda: { enabled: true, serverAddress: 'http://prometheus.monitoring:9090' } },
+  kedaService: { keda: { enabled: true, serverAddress: 'http://prometheus.monitoring:9090', source: 'service', privateLocationId: LOCATION_ID, minReplicaCount: 0 } },
+  kedaServiceUptime: { image: { variant: 'uptime' }, uptimeConcurrency: 250, keda: { enabled: true, serverAddress: 'http://prometheus.monitoring:9090', source: 'service', privateLocationId: LOCATION_ID } },
   kedaCustom: {
     keda: { enabled: true, serverAddress: 'http://prometheus.monitoring:9090', query: 'sum(outpost_free_capacity{lane="script"})', metricType: 'AverageValue', threshold: '1', minReplicaCount: 0, behavior: { scaleDown: { stabilizationWindowSeconds: 900 } }, authenticationRef: { name: 'prometheus-auth' } },
   },
@@ -497,6 +502,28 @@ describe('a KEDA ScaledObject', () => {
     expect([...query.matchAll(/(\w+)\{lane="(\w+)"/g)].map((match) => `${match[1]} ${match[2]}`)).toEqual(['outpost_jobs_in_flight uptime', 'outpost_capacity uptime']);
   });
 
+  it('with source service, counts the location\'s jobs at the service in agents\' worth, with no ServiceMonitor, from zero', () => {
+    const service = single(render(SCENARIOS.kedaService), 'ScaledObject');
+    expect(service.spec.minReplicaCount).toBe(0);
+    expect(service.spec.triggers[0]).toMatchObject({
+      metricType: 'AverageValue',
+      metadata: { query: `sum(outpost_service_jobs{private_location_id="${LOCATION_ID}",lane="script"}) / 1`, threshold: '0.8' },
+    });
+    const uptime = single(render(SCENARIOS.kedaServiceUptime), 'ScaledObject');
+    expect(uptime.spec.triggers[0].metadata.query).toBe(`sum(outpost_service_jobs{private_location_id="${LOCATION_ID}",lane="uptime"}) / 250`);
+  });
+
+  it('with source service, asks for a metric and labels the service exports', async () => {
+    const query = single(render(SCENARIOS.kedaService), 'ScaledObject').spec.triggers[0].metadata.query as string;
+    // Only the metric's definition is read: nothing is collected, so the database is never asked.
+    const registry = createServiceMetrics({ query: () => Promise.reject(new Error('not collected')) } as Queryable);
+    for (const [, name, labels] of query.matchAll(/(\w+)\{([^}]*)\}/g)) {
+      const metric = registry.getSingleMetric(name!) as unknown as { labelNames: string[] } | undefined;
+      expect(metric, name).toBeDefined();
+      for (const [, label] of labels!.matchAll(/(\w+)=/g)) expect(metric!.labelNames, `${name} ${label}`).toContain(label);
+    }
+  });
+
   it('takes a query, metric type, threshold, HPA behavior and authentication of the user\'s', () => {
     const custom = single(render(SCENARIOS.kedaCustom), 'ScaledObject');
     expect(custom.spec.triggers[0]).toEqual({
@@ -679,7 +706,11 @@ describe('values that cannot work fail the render with a message', () => {
   });
 
   it('KEDA at zero replicas with the default query', () => {
-    expect(failure({ serviceMonitor: { enabled: true }, keda: { enabled: true, serverAddress: 'http://prometheus:9090', minReplicaCount: 0 } })).toMatch(/minReplicaCount 0 needs a keda\.query/);
+    expect(failure({ serviceMonitor: { enabled: true }, keda: { enabled: true, serverAddress: 'http://prometheus:9090', minReplicaCount: 0 } })).toMatch(/minReplicaCount 0 needs keda\.source service or a keda\.query/);
+  });
+
+  it('KEDA on the service\'s metrics without the location they are of', () => {
+    expect(failure({ keda: { enabled: true, serverAddress: 'http://prometheus:9090', source: 'service' } })).toMatch(/keda\.source service needs keda\.privateLocationId/);
   });
 
   it('an unknown image variant, when the schema is not there to stop it first', () => {

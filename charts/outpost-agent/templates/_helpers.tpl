@@ -108,11 +108,41 @@ because the agent claims up to UPTIME_PREFETCH of them ahead on purpose, so
 they would look like load on an idle agent.
 */}}
 {{- define "outpost-agent.kedaQuery" -}}
+{{- if eq .Values.keda.source "service" }}
+{{- include "outpost-agent.kedaServiceQuery" . }}
+{{- else }}
 {{- $selector := printf "namespace=%q,service=%q" .Release.Namespace (include "outpost-agent.fullname" .) }}
 {{- if include "outpost-agent.uptime" . }}
 {{- printf "sum(outpost_jobs_in_flight{lane=\"uptime\",%s}) / sum(outpost_capacity{lane=\"uptime\",%s})" $selector $selector }}
 {{- else }}
 {{- printf "(sum(outpost_jobs_in_flight{lane=\"script\",%s}) + sum(outpost_queue_depth{lane=\"script\",%s})) / sum(outpost_capacity{lane=\"script\",%s})" $selector $selector $selector }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+KEDA's default query with source service: the jobs of the location and lane
+at the service, queued or running, in agents' worth (divided by one agent's
+slots), so with metricType AverageValue the agents needed are that over the
+threshold. The service sees jobs no agent has claimed, so this also starts the
+first agent.
+*/}}
+{{- define "outpost-agent.kedaServiceQuery" -}}
+{{- if include "outpost-agent.uptime" . }}
+{{- printf "sum(outpost_service_jobs{private_location_id=%q,lane=\"uptime\"}) / %d" .Values.keda.privateLocationId (int .Values.uptimeConcurrency) }}
+{{- else }}
+{{- printf "sum(outpost_service_jobs{private_location_id=%q,lane=\"script\"}) / %d" .Values.keda.privateLocationId (int .Values.jobConcurrency) }}
+{{- end }}
+{{- end }}
+
+{{/* Value for a share (source agents), AverageValue for a count (source service), unless set. */}}
+{{- define "outpost-agent.kedaMetricType" -}}
+{{- if .Values.keda.metricType }}
+{{- .Values.keda.metricType }}
+{{- else if eq .Values.keda.source "service" }}
+{{- "AverageValue" }}
+{{- else }}
+{{- "Value" }}
 {{- end }}
 {{- end }}
 
@@ -136,12 +166,18 @@ so any render of the chart runs them.
 {{- if and .Values.redis.external.url .Values.redis.external.existingSecret }}
 {{- fail "redis.external.url and redis.external.existingSecret are both set: give the Redis URL one way." }}
 {{- end }}
-{{- if .Values.keda.enabled }}
-{{- if and (not .Values.keda.query) (not .Values.serviceMonitor.enabled) }}
+{{- if and .Values.keda.enabled (not .Values.keda.query) }}
+{{- if eq .Values.keda.source "service" }}
+{{- if not .Values.keda.privateLocationId }}
+{{- fail "keda.source service needs keda.privateLocationId: the id of the private location these agents serve, as GET /v1/private-locations shows it, whose jobs the default query counts." }}
+{{- end }}
+{{- else }}
+{{- if not .Values.serviceMonitor.enabled }}
 {{- fail "keda.enabled: the default keda.query reads the metrics this chart's ServiceMonitor scrapes (labels namespace and service). Enable serviceMonitor, or set keda.query for the way your Prometheus scrapes the agents." }}
 {{- end }}
-{{- if and (not .Values.keda.query) (eq (int .Values.keda.minReplicaCount) 0) }}
-{{- fail "keda.minReplicaCount 0 needs a keda.query of your own: agents pull their jobs, so with none running the default query (the agents' own metrics) cannot show that jobs wait, and the location would stay without an agent." }}
+{{- if eq (int .Values.keda.minReplicaCount) 0 }}
+{{- fail "keda.minReplicaCount 0 needs keda.source service or a keda.query of your own: agents pull their jobs, so with none running the default query (the agents' own metrics) cannot show that jobs wait, and the location would stay without an agent." }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}
