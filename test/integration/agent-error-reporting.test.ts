@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
-import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from '../../src/agent/agent.js';
@@ -15,6 +14,7 @@ import { createAgentLogging } from '../../src/agent/error-reporting/agent-loggin
 import { Secret } from '../../src/config/secret.js';
 import { eventually } from '../support/agent.js';
 import { expectErrorA, expectErrorB, sendText } from '../support/agent-protocol.js';
+import { lineCollector } from '../support/logs.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { startSentryReceiver } from '../support/sentry-receiver.js';
 import { startTestService } from '../support/service.js';
@@ -36,7 +36,6 @@ const EVENT_KEYS = ['contexts', 'event_id', 'exception', 'level', 'message', 'pl
  */
 async function agentWithRedisDown(errorReporting: ErrorReportingConfig | undefined, apiUrl: string, apiKey = KEY) {
   const redisPort = await closedPort();
-  const lines: string[] = [];
   const config: AgentConfig = {
     apiKey: new Secret(apiKey),
     apiUrl,
@@ -55,12 +54,7 @@ async function agentWithRedisDown(errorReporting: ErrorReportingConfig | undefin
     sandbox: defaultSandboxConfig(),
   };
   const env = { SERVICE_SECRET_TOKEN: SERVICE_SECRET, HOME: '/home/customer-name' };
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
+  const { destination, lines } = lineCollector();
   const logging = createAgentLogging(config, env, { destination });
   const starting = startAgent(config, { logger: logging.logger, errorReporter: logging.errors, env, healthHost: '127.0.0.1' });
   await eventually(() => (lines.some((line) => line.includes('is not reachable')) ? true : undefined), 10_000, 'the Redis error line');
