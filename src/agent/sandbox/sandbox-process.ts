@@ -108,9 +108,16 @@ export async function superviseSandbox(sandbox: SandboxProcess, limits: SandboxL
 
   let killedFor: SandboxRunOutcome['killedFor'] = null;
   let peakMemoryBytes = 0;
+  // Set once the sandbox has exited. Its user runs the next job as soon as this returns, so
+  // nothing of this one may kill by that user afterwards: a memory sample under way at the
+  // exit ends nothing, and a kill started by a limit is finished before this returns.
+  let over = false;
+  let killing: Promise<void> | undefined;
   const end = (reason: NonNullable<SandboxRunOutcome['killedFor']>): void => {
+    if (over) return;
     killedFor ??= reason;
-    void killAll(selector);
+    const kill = killAll(selector);
+    killing = killing ? Promise.all([killing, kill]).then(() => undefined) : kill;
   };
   const timer = setTimeout(() => end('timeout'), limits.timeoutMs);
   let watching = false;
@@ -119,6 +126,7 @@ export async function superviseSandbox(sandbox: SandboxProcess, limits: SandboxL
     watching = true;
     void residentBytes(selector)
       .then((bytes) => {
+        if (over) return;
         peakMemoryBytes = Math.max(peakMemoryBytes, bytes);
         if (bytes > limits.memoryLimitBytes) end('memory');
       })
@@ -147,9 +155,11 @@ export async function superviseSandbox(sandbox: SandboxProcess, limits: SandboxL
       durationMs: performance.now() - started,
     };
   } finally {
+    over = true;
     clearTimeout(timer);
     clearInterval(watchdog);
     limits.signal?.removeEventListener('abort', onAbort);
+    await killing;
     // Whatever the script left behind (background children, a fork bomb) goes too.
     await killAll(selector);
   }
