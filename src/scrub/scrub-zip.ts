@@ -1,8 +1,14 @@
 /**
  * A zip (a Playwright trace.zip) rewritten entry by entry, each entry's bytes
  * streamed through the scrubber: neither the archive nor any one entry is
- * ever held whole. Entries keep their names, order, times, modes and whether
- * they were compressed; one with nothing to replace comes out byte-identical.
+ * ever held whole. Entries keep their order, times, modes and whether they
+ * were compressed; one with nothing to replace comes out byte-identical.
+ * Their names are scrubbed too (a resource named after a token).
+ *
+ * Nothing else of the input is carried over: the writer makes every header
+ * afresh, with no archive comment, no entry comments and only its own extra
+ * fields, so whatever the input held there (or in bytes between entries, or
+ * in local headers that disagree with the central directory) stays behind.
  */
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -38,7 +44,8 @@ export async function scrubZipFile(
   const input = await openArchive(inputPath);
   try {
     const entries = await readEntries(input);
-    await writeArchive(input, entries, outputPath, (name, data, fail) => {
+    const names = scrubbedNames(entries, scrubber);
+    await writeArchive(input, entries, names, outputPath, (name, data, fail) => {
       // pipeline calls back with undefined when the entry went through.
       const done = (error?: NodeJS.ErrnoException | null): void => {
         if (error) fail(new ArchiveInvalidError(`${name}: ${error.message}`, { cause: error }));
@@ -60,6 +67,7 @@ export async function scrubZipFile(
 async function writeArchive(
   input: yauzl.ZipFile,
   entries: yauzl.Entry[],
+  names: (string | undefined)[],
   outputPath: string,
   transform: EntryTransform,
 ): Promise<void> {
@@ -72,7 +80,10 @@ async function writeArchive(
   });
   output.on('error', fail);
   try {
-    for (const entry of entries) copyEntry(input, entry, output, transform, fail);
+    for (const [index, entry] of entries.entries()) {
+      const name = names[index];
+      if (name !== undefined) copyEntry(input, entry, name, output, transform, fail);
+    }
     output.end();
     await Promise.race([written, failed]);
   } catch (error) {
@@ -85,11 +96,11 @@ async function writeArchive(
 function copyEntry(
   input: yauzl.ZipFile,
   entry: yauzl.Entry,
+  name: string,
   output: yazl.ZipFile,
   transform: EntryTransform,
   fail: Fail,
 ): void {
-  const name = entry.fileName;
   const metadata = { mtime: entry.getLastModDate(), mode: entryMode(entry) };
   try {
     if (name.endsWith('/')) {
@@ -107,6 +118,71 @@ function copyEntry(
   } catch (error) {
     // The writer refuses names no zip should hold: absolute paths, "..".
     throw new ArchiveInvalidError(`${name}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** A name's UTF-8 bytes must fit the zip's 16-bit length field. */
+const MAX_NAME_BYTES = 0xffff;
+
+/**
+ * Each entry's name as written: scrubbed, and still one a zip may hold and no
+ * other entry has. A name that scrubbing turned into one already taken gets a
+ * number (a directory that repeats is written once: undefined); one that is
+ * no longer a valid name becomes `entry-<n>`. Never a reason to fail.
+ */
+function scrubbedNames(entries: yauzl.Entry[], scrubber: Scrubber): (string | undefined)[] {
+  const taken = new Set<string>();
+  return entries.map((entry, index) => {
+    const directory = entry.fileName.endsWith('/');
+    let name = scrubbedName(entry, scrubber);
+    if (directory && !name.endsWith('/')) name += '/';
+    if (!directory && name.endsWith('/')) name = name.replace(/\/+$/, '');
+    if (!validName(name)) name = directory ? `entry-${index + 1}/` : `entry-${index + 1}`;
+    if (taken.has(name)) {
+      if (directory) return undefined;
+      name = numbered(name, taken);
+    }
+    taken.add(name);
+    return name;
+  });
+}
+
+/**
+ * The name as the reader decoded it, scrubbed. A name stored without the
+ * UTF-8 flag is decoded as CP437, which spells a non-ASCII secret's UTF-8
+ * bytes as other characters: the stored bytes are read as UTF-8 too, and a
+ * secret found that way means that reading, scrubbed, is the name.
+ */
+function scrubbedName(entry: yauzl.Entry, scrubber: Scrubber): string {
+  const raw = (entry.fileNameRaw as Buffer | undefined)?.toString('utf8');
+  if (raw !== undefined) {
+    const scrubbedRaw = scrubber.scrubText(raw);
+    if (scrubbedRaw !== raw) return scrubbedRaw.replace(/\\/g, '/');
+  }
+  return scrubber.scrubText(entry.fileName);
+}
+
+/** What the writer takes: not empty, not absolute, no "..", and not too long. */
+function validName(name: string): boolean {
+  const bare = name.endsWith('/') ? name.slice(0, -1) : name;
+  return (
+    bare !== '' &&
+    !/^[a-zA-Z]:/.test(name) &&
+    !name.startsWith('/') &&
+    !name.includes('\\') &&
+    !name.split('/').includes('..') &&
+    Buffer.byteLength(name) <= MAX_NAME_BYTES - 16
+  );
+}
+
+/** `name-2.ext`, `name-3.ext`…: the first not taken. */
+function numbered(name: string, taken: Set<string>): string {
+  const slash = name.lastIndexOf('/');
+  const dot = name.lastIndexOf('.');
+  const cut = dot > slash + 1 ? dot : name.length;
+  for (let number = 2; ; number++) {
+    const candidate = `${name.slice(0, cut)}-${number}${name.slice(cut)}`;
+    if (!taken.has(candidate)) return candidate;
   }
 }
 

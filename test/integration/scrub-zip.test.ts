@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream, existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
@@ -216,5 +216,89 @@ describe('scrubZipFile', () => {
     const failure = await scrubZipFile(corrupt, output, scrubber).catch((error: unknown) => error);
     expect(errorCode(failure)).toBe('ARCHIVE_INVALID');
     expect(existsSync(output)).toBe(false);
+  });
+});
+
+describe('scrubZipFile on what the archive says besides its entries\' data', () => {
+  let directory: string;
+  const scrubber = new Scrubber([SECRET, OTHER_SECRET]);
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'outpost-scrub-zip-names-'));
+  });
+
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  async function zipOf(files: { name: string; data?: string; comment?: string }[], comment?: string): Promise<Buffer> {
+    const zip = new yazl.ZipFile();
+    for (const file of files) {
+      if (file.name.endsWith('/')) zip.addEmptyDirectory(file.name);
+      else zip.addBuffer(Buffer.from(file.data ?? 'no secret here'), file.name, { compress: false, ...(file.comment ? { fileComment: file.comment } : {}) });
+    }
+    zip.end(comment === undefined ? undefined : { comment, forceZip64Format: false });
+    return buffer(zip.outputStream);
+  }
+
+  async function scrubbed(bytes: Buffer, label: string): Promise<{ names: string[]; raw: Buffer; entries: ReadEntry[] }> {
+    const input = join(directory, `${label}.zip`);
+    const output = join(directory, `${label}-scrubbed.zip`);
+    await writeFile(input, bytes);
+    await scrubZipFile(input, output, scrubber);
+    const entries = await readZip(output);
+    const raw = await readFile(output);
+    return { names: entries.map((entry) => entry.name), raw, entries };
+  }
+
+  it('scrubs a secret, in any spelling, out of entry names, keeping the rest of the name', async () => {
+    const base64 = Buffer.from(OTHER_SECRET).toString('base64');
+    const { names, raw } = await scrubbed(
+      await zipOf([
+        { name: `resources/${OTHER_SECRET}.json` },
+        { name: `resources/b64-${base64}.png` },
+        { name: `resources/${encodeURIComponent(SECRET)}` },
+        { name: `nested/${SECRET}.txt` },
+      ]),
+      'names',
+    );
+    expect(names).toEqual([`resources/${M}.json`, `resources/b64-${M}.png`, `resources/${M}`, `nested/${M}.txt`]);
+    // Nothing of the names is left anywhere in the archive: not in local headers, not in the central directory.
+    expect(spellingsFound(raw, spellings)).toEqual([]);
+  });
+
+  it('gives names that scrubbing made the same a number each, and writes a repeated directory once', async () => {
+    const { names, entries } = await scrubbed(
+      await zipOf([
+        { name: `${SECRET}/` },
+        { name: `${OTHER_SECRET}/` },
+        { name: `${SECRET}/a.txt`, data: 'first' },
+        { name: `${OTHER_SECRET}/a.txt`, data: 'second' },
+        { name: `x-${SECRET}`, data: 'third' },
+        { name: `x-${OTHER_SECRET}`, data: 'fourth' },
+      ]),
+      'duplicates',
+    );
+    expect(names).toEqual([`${M}/`, `${M}/a.txt`, `${M}/a-2.txt`, `x-${M}`, `x-${M}-2`]);
+    expect(entries.map((entry) => entry.data.toString())).toEqual(['', 'first', 'second', 'third', 'fourth']);
+  });
+
+  it('finds a non-ASCII secret in a name stored without the UTF-8 flag (read as CP437)', async () => {
+    const bytes = await zipOf([{ name: `res/${SECRET}.bin` }]);
+    // Clear the UTF-8 flag in the central directory, where the reader takes names from.
+    const central = bytes.indexOf(Buffer.from('PK\x01\x02', 'latin1'));
+    bytes.writeUInt16LE(bytes.readUInt16LE(central + 8) & ~0x800, central + 8);
+    const { names, raw } = await scrubbed(bytes, 'cp437');
+    expect(names).toEqual([`res/${M}.bin`]);
+    expect(spellingsFound(raw, spellings)).toEqual([]);
+  });
+
+  it('drops the archive comment and the entries\' comments', async () => {
+    const { raw } = await scrubbed(
+      await zipOf([{ name: 'trace.trace', comment: `entry comment ${OTHER_SECRET}` }], `archive comment ${OTHER_SECRET}`),
+      'comments',
+    );
+    expect(raw.includes('comment')).toBe(false);
+    expect(spellingsFound(raw, spellings)).toEqual([]);
   });
 });
