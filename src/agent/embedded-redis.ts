@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,8 @@ import { sleep } from './backoff.js';
 export interface EmbeddedRedis {
   /** Unix socket path; no TCP port is opened. */
   socketPath: string;
+  /** Required of every client (`requirepass`); new at each start. */
+  password: string;
   stop(): Promise<void>;
 }
 
@@ -21,14 +24,20 @@ export const REDIS_MISSING_MESSAGE =
 
 /**
  * Starts a private redis-server: no persistence, no TCP port, a socket only
- * this user can open. It lives exactly as long as the agent.
+ * this user can open (in a directory of mode 0700), and a random password
+ * besides: check scripts may run as this very user, and must not reach the
+ * agent's queues. It lives exactly as long as the agent.
  */
 export async function startEmbeddedRedis(binary = 'redis-server'): Promise<EmbeddedRedis> {
   const dir = await mkdtemp(join(tmpdir(), 'outpost-redis-'));
   const socketPath = join(dir, 'redis.sock');
+  const password = randomBytes(32).toString('hex');
   const child = spawn(
     binary,
     [
+      // The password goes in on stdin (`-`: read configuration from stdin), not
+      // in the arguments, which every process on the host can read.
+      '-',
       '--port', '0',
       '--unixsocket', socketPath,
       '--unixsocketperm', '700',
@@ -37,8 +46,11 @@ export async function startEmbeddedRedis(binary = 'redis-server'): Promise<Embed
       '--dir', dir,
       '--loglevel', 'warning',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['pipe', 'pipe', 'pipe'] },
   );
+  // A binary that is missing or exits early closes the pipe: that is told by 'error' or 'exit' below.
+  child.stdin.on('error', () => undefined);
+  child.stdin.end(`requirepass ${password}\n`);
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
@@ -53,7 +65,7 @@ export async function startEmbeddedRedis(binary = 'redis-server'): Promise<Embed
   });
 
   const giveUp = new AbortController();
-  const outcome = await Promise.race([waitForSocket(socketPath, giveUp.signal), failed]);
+  const outcome = await Promise.race([waitForSocket(socketPath, password, giveUp.signal), failed]);
   giveUp.abort();
   if (outcome instanceof Error) {
     await terminate(child);
@@ -62,6 +74,7 @@ export async function startEmbeddedRedis(binary = 'redis-server'): Promise<Embed
   }
   return {
     socketPath,
+    password,
     async stop() {
       await terminate(child);
       await rm(dir, { recursive: true, force: true });
@@ -69,10 +82,16 @@ export async function startEmbeddedRedis(binary = 'redis-server'): Promise<Embed
   };
 }
 
-async function waitForSocket(socketPath: string, signal: AbortSignal): Promise<true | Error> {
+async function waitForSocket(socketPath: string, password: string, signal: AbortSignal): Promise<true | Error> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline && !signal.aborted) {
-    const probe = new Redis({ path: socketPath, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const probe = new Redis({
+      path: socketPath,
+      password,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     probe.on('error', () => undefined);
     try {
       await probe.connect();
