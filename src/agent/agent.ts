@@ -20,9 +20,13 @@ import { Readiness } from './readiness.js';
 import { Reporter } from './reporter.js';
 import { ServiceClient } from './service-client.js';
 import { ArtifactUploader } from './artifact-uploader.js';
-import { JobLane } from './job-lane.js';
-import { PlaywrightSuites } from './playwright-suite/suite-jobs.js';
-import { ScriptJobs, type ScrubberFactory } from './script-jobs.js';
+import { JobLane, type JobLaneOptions } from './job-lane.js';
+import { prepareSandboxRoot } from './multistep/job-directory.js';
+import { chooseIsolation } from './isolation/choose-isolation.js';
+import { scriptRunners } from './script-harness/runners.js';
+import { ScriptHarness } from './script-harness/script-harness.js';
+import type { ScrubberFactory } from './script-harness/scrubbers.js';
+import { serviceSecrets } from './sandbox/sandbox-environment.js';
 import { createJobScrubber } from './script-scrubber.js';
 import { createAgentLogging } from './error-reporting/agent-logging.js';
 import { noErrorReporter, type ErrorReporter } from './error-reporting/error-reporter.js';
@@ -58,7 +62,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const agentId = randomUUID();
   const readiness = new Readiness();
   const metrics = new AgentMetrics();
-  const health = await startHealthServer(config.healthPort, readiness, metrics, options.healthHost);
+  const about: Record<string, unknown> = {};
+  const health = await startHealthServer(config.healthPort, readiness, metrics, options.healthHost, () => about);
   logger.info({ agentId, version: VERSION, healthPort: health.port }, 'agent starting');
 
   const probes = await createUptimeRunner(
@@ -75,7 +80,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       logger.info('started an embedded redis-server (REDIS_URL is not set)');
     }
     redis = embedded
-      ? new Redis({ path: embedded.socketPath, maxRetriesPerRequest: null })
+      ? new Redis({ path: embedded.socketPath, password: embedded.password, maxRetriesPerRequest: null })
       : new Redis(config.redisUrl!, { maxRetriesPerRequest: null });
     await waitForRedis(redis, config.redisUrl, readiness, logger);
   } catch (error) {
@@ -90,24 +95,11 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const reporter = new Reporter(client, logger, metrics);
   const uploader = new ArtifactUploader(client, { metrics });
   // The uptime mode sets up no sandboxes: nothing of the script side is looked for or started.
-  const full = config.mode === 'full';
-  const scripts = full
-    ? new ScriptJobs(config.sandbox, config.jobConcurrency, uploader, options.scrubbers ?? createJobScrubber, options.env ?? process.env)
-    : undefined;
-  await scripts?.start(logger);
-  const suites = full
-    ? new PlaywrightSuites(
-        config.sandbox,
-        config.jobConcurrency,
-        client,
-        uploader,
-        options.scrubbers ?? createJobScrubber,
-        options.env ?? process.env,
-      )
-    : undefined;
-  await suites?.start(logger);
-  const scriptRuntimes: ReadonlyMap<string, unknown> = scripts?.runtimes ?? new Map<string, unknown>();
-  const suitesAvailable = suites?.available ?? false;
+  const scripts = config.mode === 'full' ? await startScriptSide(config, client, uploader, logger, options) : undefined;
+  if (scripts) {
+    about.isolation = { backend: scripts.isolation.kind, description: scripts.isolation.description };
+    metrics.isolation.set({ backend: scripts.isolation.kind }, 1);
+  }
   const inFlight = new Map<string, { job: Job; abort: AbortController }>();
   // From the service's hello; the agent's own clock is not trusted against the service's.
   let leaseMs = 300_000;
@@ -124,9 +116,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     log.debug({ checkType: job.checkType, attempt: job.attempt }, 'job started');
     const lease = keepLeased(client, job, agentId, leaseMs, abort, log);
     try {
-      const result = job.checkType === 'PLAYWRIGHT'
-        ? await suites!.run(job, agentId, abort.signal)
-        : laneOf(job.checkType) === 'script'
+      const result = laneOf(job.checkType) === 'script'
         ? await scripts!.run(job, agentId, abort.signal)
         : await probes.run(job, abort.signal);
       stopTimer();
@@ -149,25 +139,28 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   };
 
   const onLaneError = (error: Error) => logger.warn(`job queue: ${error.message}`);
+  const laneOptions = (lane: Lane, concurrency: number): JobLaneOptions => ({
+    lane,
+    agentId,
+    concurrency,
+    logger,
+    onRejected: (reason) => metrics.queueEntriesRejected.inc({ lane, reason }),
+  });
   const lanes = {
-    uptime: new JobLane(redis, { lane: 'uptime', agentId, concurrency: config.uptimeConcurrency, payloads: 'redis' }, runJob, onLaneError),
-    script: new JobLane(redis, { lane: 'script', agentId, concurrency: config.jobConcurrency, payloads: 'memory' }, runJob, onLaneError),
+    uptime: new JobLane(redis, laneOptions('uptime', config.uptimeConcurrency), runJob, onLaneError),
+    script: new JobLane(redis, laneOptions('script', config.jobConcurrency), runJob, onLaneError),
   };
   await Promise.all([lanes.uptime.waitUntilReady(), lanes.script.waitUntilReady()]);
   // Script jobs are only ever claimed where this capacity is above 0, so in uptime mode never.
-  const scriptCapacity = scriptRuntimes.size > 0 || suitesAvailable ? config.jobConcurrency : 0;
+  const scriptCapacity = (scripts?.checkTypes.length ?? 0) > 0 ? config.jobConcurrency : 0;
 
   const hello: HelloRequest = {
     agentId,
     version: VERSION,
     hostname: hostname(),
     mode: config.mode,
-    checkTypes: [
-      ...probes.checkTypes(),
-      ...(scriptRuntimes.size > 0 ? (['MULTI_STEP'] as const) : []),
-      ...(suitesAvailable ? (['PLAYWRIGHT'] as const) : []),
-    ],
-    runtimes: [...scriptRuntimes.keys()],
+    checkTypes: [...probes.checkTypes(), ...(scripts?.checkTypes ?? [])],
+    runtimes: scripts?.runtimes ?? [],
     capacity: { uptime: config.uptimeConcurrency, script: scriptCapacity },
   };
   const running = (lane: Lane) =>
@@ -248,6 +241,54 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     })());
 
   return { agentId, healthPort: health.port, readiness, metrics, housekeeping, stop };
+}
+
+/** The script side: the isolation backend chosen and said, and every script kind behind the harness. */
+async function startScriptSide(
+  config: AgentConfig,
+  client: ServiceClient,
+  uploader: ArtifactUploader,
+  logger: Logger,
+  options: AgentOptions,
+): Promise<ScriptHarness> {
+  const env = options.env ?? process.env;
+  const sandbox = config.sandbox;
+  const limits = {
+    processes: sandbox.maxProcesses,
+    openFiles: sandbox.maxOpenFiles,
+    memoryBytes: sandbox.memoryLimitBytes,
+    diskBytes: sandbox.diskLimitBytes,
+  };
+  await prepareSandboxRoot(sandbox.directory);
+  const { backend, refused } = await chooseIsolation({
+    mode: sandbox.isolation,
+    allowUnsafe: sandbox.allowUnsafeNoIsolation,
+    uidBase: sandbox.uidBase,
+    uidCount: sandbox.uidCount,
+    limits,
+    directory: sandbox.directory,
+  });
+  const said = { isolation: backend.kind, ...(Object.keys(refused).length > 0 ? { refused } : {}) };
+  if (backend.kind === 'none') logger.warn(said, `script isolation: ${backend.description}`);
+  else logger.info(said, `script isolation: ${backend.description}`);
+  const harness = new ScriptHarness({
+    settings: {
+      sandboxRoot: sandbox.directory,
+      limits,
+      serviceSecrets: serviceSecrets(env),
+      agentEnv: env,
+      chromiumPath: sandbox.chromiumPath,
+      dependencyCache: sandbox.dependencyCache,
+    },
+    isolation: backend,
+    runners: scriptRunners({ sandbox, isolation: backend, client, agentEnv: env }),
+    seats: config.jobConcurrency,
+    uploader,
+    scrubbers: options.scrubbers ?? createJobScrubber,
+    agentKey: config.apiKey.reveal(),
+  });
+  await harness.start(logger);
+  return harness;
 }
 
 /** Extends the job's lease at half its length for as long as the job runs. */

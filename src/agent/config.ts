@@ -17,8 +17,12 @@ const redisUrl = makeValidator<string>((raw) => {
 export const SANDBOX_DEFAULTS = {
   directory: join(tmpdir(), 'outpost-sandboxes'),
   memoryMb: 2765,
-  userIsolation: true,
+  isolation: 'auto',
   uidBase: 61000,
+  uidCount: 1000,
+  maxProcesses: 512,
+  maxOpenFiles: 4096,
+  diskMb: 4096,
   chromiumPath: '/usr/bin/chromium',
   warm: true,
   enginesDirectory: join(tmpdir(), 'outpost-engines'),
@@ -28,8 +32,13 @@ export function defaultSandboxConfig(): AgentConfig['sandbox'] {
   return {
     directory: SANDBOX_DEFAULTS.directory,
     memoryLimitBytes: SANDBOX_DEFAULTS.memoryMb * 1024 * 1024,
-    userIsolation: SANDBOX_DEFAULTS.userIsolation,
+    isolation: SANDBOX_DEFAULTS.isolation,
+    allowUnsafeNoIsolation: false,
     uidBase: SANDBOX_DEFAULTS.uidBase,
+    uidCount: SANDBOX_DEFAULTS.uidCount,
+    maxProcesses: SANDBOX_DEFAULTS.maxProcesses,
+    maxOpenFiles: SANDBOX_DEFAULTS.maxOpenFiles,
+    diskLimitBytes: SANDBOX_DEFAULTS.diskMb * 1024 * 1024,
     chromiumPath: SANDBOX_DEFAULTS.chromiumPath,
     warm: SANDBOX_DEFAULTS.warm,
     enginesDirectory: SANDBOX_DEFAULTS.enginesDirectory,
@@ -90,13 +99,34 @@ export const agentEnvSpecs = {
     default: SANDBOX_DEFAULTS.memoryMb,
     desc: 'Memory one script job may use, all its processes together; over it the job is stopped (MB)',
   }),
-  SANDBOX_USER_ISOLATION: bool({
-    default: SANDBOX_DEFAULTS.userIsolation,
-    desc: 'When the agent runs as root, run each script job as a user of its own (needs setpriv)',
+  SANDBOX_ISOLATION: str({
+    choices: ['auto', 'namespaces', 'users', 'none'],
+    default: SANDBOX_DEFAULTS.isolation,
+    desc: 'How script jobs are isolated: auto (the strongest this machine allows), namespaces (bubblewrap), users (a fresh user id per job; root only) or none',
+  }),
+  SANDBOX_ALLOW_UNSAFE_NO_ISOLATION: bool({
+    default: false,
+    desc: 'true: run script jobs even when no isolation is available; a script can then read the agent\'s key',
   }),
   SANDBOX_UID_BASE: integer(1000, 4_000_000_000)({
     default: SANDBOX_DEFAULTS.uidBase,
-    desc: 'First user id of the sandbox users; job slot n runs as SANDBOX_UID_BASE + n',
+    desc: 'First user id a root agent gives script jobs; each job gets a fresh one of SANDBOX_UID_COUNT from here',
+  }),
+  SANDBOX_UID_COUNT: integer(2, 1_000_000)({
+    default: SANDBOX_DEFAULTS.uidCount,
+    desc: 'How many user ids, from SANDBOX_UID_BASE, script jobs take in turn (none is reused while a process of it lives)',
+  }),
+  SANDBOX_MAX_PROCESSES: integer(32, 65536)({
+    default: SANDBOX_DEFAULTS.maxProcesses,
+    desc: 'Processes and threads one script job may have at once',
+  }),
+  SANDBOX_MAX_OPEN_FILES: integer(64, 1_048_576)({
+    default: SANDBOX_DEFAULTS.maxOpenFiles,
+    desc: 'Files one script job process may have open at once',
+  }),
+  SANDBOX_DISK_MB: integer(16, 1_048_576)({
+    default: SANDBOX_DEFAULTS.diskMb,
+    desc: 'Disk one script job may write, its directory and temporary files together; over it the job is stopped (MB)',
   }),
   SANDBOX_WARM: bool({
     default: SANDBOX_DEFAULTS.warm,
@@ -189,8 +219,15 @@ export interface AgentConfig {
   sandbox: {
     directory: string;
     memoryLimitBytes: number;
-    userIsolation: boolean;
+    /** The backend, or auto for the strongest this machine allows. */
+    isolation: 'auto' | 'namespaces' | 'users' | 'none';
+    /** Run scripts even with no isolation at all. */
+    allowUnsafeNoIsolation: boolean;
     uidBase: number;
+    uidCount: number;
+    maxProcesses: number;
+    maxOpenFiles: number;
+    diskLimitBytes: number;
     chromiumPath: string;
     /** Start each slot's next sandbox ahead of its job. */
     warm: boolean;
@@ -230,8 +267,13 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     sandbox: {
       directory: parsed.SANDBOX_DIR,
       memoryLimitBytes: parsed.SANDBOX_MEMORY_MB * 1024 * 1024,
-      userIsolation: parsed.SANDBOX_USER_ISOLATION,
+      isolation: parsed.SANDBOX_ISOLATION,
+      allowUnsafeNoIsolation: parsed.SANDBOX_ALLOW_UNSAFE_NO_ISOLATION,
       uidBase: parsed.SANDBOX_UID_BASE,
+      uidCount: parsed.SANDBOX_UID_COUNT,
+      maxProcesses: parsed.SANDBOX_MAX_PROCESSES,
+      maxOpenFiles: parsed.SANDBOX_MAX_OPEN_FILES,
+      diskLimitBytes: parsed.SANDBOX_DISK_MB * 1024 * 1024,
       chromiumPath: parsed.CHROMIUM_PATH,
       warm: parsed.SANDBOX_WARM,
       enginesDirectory: parsed.ENGINES_DIR,

@@ -19,6 +19,8 @@ export async function startHealthServer(
   readiness: Readiness,
   metrics: AgentMetrics,
   host = '0.0.0.0',
+  /** More for /health, read at each request: what the agent found at start (its isolation backend). */
+  about: () => Record<string, unknown> = () => ({}),
 ): Promise<HealthServer> {
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
@@ -33,7 +35,7 @@ export async function startHealthServer(
       case '/-/liveness':
         return json(200, { status: 'alive' });
       case '/health':
-        return json(200, { status: 'ok', version: VERSION, readiness: readiness.state, detail: readiness.detail });
+        return json(200, { status: 'ok', version: VERSION, readiness: readiness.state, detail: readiness.detail, ...about() });
       case '/metrics':
         metrics.registry
           .metrics()

@@ -89,6 +89,22 @@ export class AgentMetrics {
     registers: [this.registry],
   });
 
+  readonly queueEntriesRejected = new Counter({
+    name: 'outpost_queue_entries_rejected_total',
+    help:
+      "Entries found in the agent's job queues that it did not put there, by lane and reason: " +
+      'not_held and unreadable (dropped), unexpected_data (the data was ignored; the claimed job of that id ran)',
+    labelNames: ['lane', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly isolation = new Gauge({
+    name: 'outpost_sandbox_isolation',
+    help: 'The isolation backend script jobs run under: 1 for the backend in force (namespaces, users or none)',
+    labelNames: ['backend'] as const,
+    registers: [this.registry],
+  });
+
   readonly serviceReachable = new Gauge({
     name: 'outpost_service_reachable',
     help: '1 when the last call to the service succeeded',

@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -28,9 +28,12 @@ function freePort(): Promise<number> {
  * from the machine; `npm cache clean` is left out, as it would empty this
  * machine's cache rather than the image's.
  */
-function buildProductionTree(dockerfile: string): { app: string; env: Record<string, string> } {
+function buildProductionTree(dockerfile: string): { app: string; env: Record<string, string>; uid: number | undefined } {
   const app = mkdtempSync(join(tmpdir(), 'outpost-image-'));
+  // As in the image: /app is root's, and readable by the user the agent runs as.
+  chmodSync(app, 0o755);
   const env: Record<string, string> = {};
+  let uid: number | undefined;
   for (const instruction of finalStage(parseDockerfile(readFileSync(resolve(ROOT, dockerfile), 'utf8')))) {
     if (instruction.keyword === 'COPY') {
       const { sources, destination } = copyOf(instruction);
@@ -41,6 +44,8 @@ function buildProductionTree(dockerfile: string): { app: string; env: Record<str
         cpSync(from, target, { recursive: true, filter: (path) => !path.includes('node_modules') });
       }
     } else if (instruction.keyword === 'RUN') {
+      const user = /useradd --uid (\d+)/.exec(instruction.args);
+      if (user) uid = Number(user[1]);
       for (const command of instruction.args.split('&&').map((part) => part.trim())) {
         if (command.startsWith('npm ci') || command.startsWith('node dist/cli.js')) {
           const expanded = command.replace('${RUNTIMES}', '2026.04');
@@ -51,7 +56,7 @@ function buildProductionTree(dockerfile: string): { app: string; env: Record<str
       for (const [, key, value] of instruction.args.matchAll(/(\w+)=(\S+)/g)) env[key!] = value!;
     }
   }
-  return { app, env };
+  return { app, env, uid };
 }
 
 describe.each([
@@ -61,6 +66,7 @@ describe.each([
   let service: TestService;
   let agent: ChildProcess | undefined;
   let app: string | undefined;
+  let sandboxDir: string | undefined;
   let built: ReturnType<typeof buildProductionTree> | undefined;
   let location: Awaited<ReturnType<TestService['privateLocation']>>;
   const stopped: ChildProcess[] = [];
@@ -73,6 +79,7 @@ describe.each([
     }
     await service?.close();
     if (app) rmSync(app, { recursive: true, force: true });
+    if (sandboxDir) rmSync(sandboxDir, { recursive: true, force: true });
   });
 
   it(`installs production dependencies only, and its agent starts and says hello in ${mode} mode`, async () => {
@@ -87,17 +94,27 @@ describe.each([
     service = await startTestService('pglite');
     location = await service.privateLocation();
     const port = await freePort();
-    agent = spawn(process.execPath, [join(app, 'dist/cli.js'), 'agent'], {
+    // As the image runs it: as its USER, which owns nothing of /app.
+    const asUser = built.uid !== undefined && process.getuid?.() === 0 ? built.uid : undefined;
+    sandboxDir = mkdtempSync(join(tmpdir(), 'outpost-image-sandboxes-'));
+    if (asUser !== undefined) chownSync(sandboxDir, asUser, asUser);
+    const [command, args] = asUser === undefined
+      ? [process.execPath, [join(app, 'dist/cli.js'), 'agent']]
+      : ['/usr/bin/setpriv', [`--reuid=${asUser}`, `--regid=${asUser}`, '--clear-groups', '--', process.execPath, join(app, 'dist/cli.js'), 'agent']];
+    agent = spawn(command, args, {
       cwd: app,
       env: {
         PATH: process.env.PATH,
+        HOME: sandboxDir,
         ...built.env,
         // The image's own Node is 24; options it sets must also start this machine's.
         API_URL: service.url,
         API_KEY: location.rawKey,
         AGENT_HEALTH_PORT: String(port),
-        LOG_LEVEL: 'WARN',
+        LOG_LEVEL: 'INFO',
         SANDBOX_WARM: 'false',
+        SANDBOX_DIR: sandboxDir,
+        ENGINES_DIR: join(sandboxDir, 'engines'),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -118,6 +135,16 @@ describe.each([
       [location.id],
     );
     expect([...hello!.check_types].sort()).toEqual(checkTypes);
+    // It says how its script jobs are isolated, at start and on /health: the full image's non-root user
+    // gets namespaces of its own; the uptime image runs no scripts and sets up no isolation at all.
+    const health = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { isolation?: { backend: string } };
+    if (mode === 'full') {
+      expect(output).toMatch(/"isolation":"namespaces".*script isolation: /);
+      expect(health.isolation?.backend).toBe('namespaces');
+    } else {
+      expect(output).not.toContain('script isolation');
+      expect(health.isolation).toBeUndefined();
+    }
   }, 600_000);
 
   // The SDK is loaded at the first error event only: this is where a tree without it would show.

@@ -20,7 +20,8 @@ const SANDBOX_ENTRY = /^(job|suite)-/;
 // Only what the agent itself made is touched, whatever else an operator keeps in these directories.
 const ENGINE_STAGING = /^\.(node|bun)_\w+-/;
 const ENGINE_STAMP = 'engine.json';
-const CACHE_SLOT = /^(uid-\d+|agent)$/;
+/** A check's corner of the cache (check-<hash>), and the per-user corners earlier agents made. */
+const CACHE_SLOT = /^(check-[0-9a-f]{16}|uid-\d+|agent)$/;
 const CACHE_TOOLS = ['npm', 'bun'];
 
 /** Job and suite directories under the sandbox root not changed for STALE_SANDBOX_MS. */
@@ -76,7 +77,7 @@ export async function pruneDependencyCache(cache: string, maxAgeMs: number, now 
       }
     }
   };
-  // Within each slot's directory (uid-*, agent), which stays: it is made once and owned by its user.
+  // Within each corner's directory, which stays: it is made once, and handed to each job's user in turn.
   for (const slot of await entries(cache)) {
     if (!CACHE_SLOT.test(slot)) continue;
     for (const tool of CACHE_TOOLS) {

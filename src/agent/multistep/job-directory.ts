@@ -6,7 +6,7 @@
 import { chmod, chown, lchown, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { InvalidSettingsError } from '../../errors/index.js';
-import type { SandboxUser } from '../sandbox/sandbox-user.js';
+import type { SandboxUser } from '../isolation/isolation.js';
 
 export interface DependencyFile {
   path: string;

@@ -1,28 +1,30 @@
 /**
- * Runs one multi-step check: its script, a Playwright test using the
- * `request` fixture and `test.step`, in a fresh sandbox process of the
- * check's runtime, and turns the run into a Result — every text in it
- * scrubbed, its trace scrubbed and uploaded.
+ * Multi-step checks: the check's script, a Playwright test using the
+ * `request` fixture and `test.step`, run by the check's runtime in a warm
+ * sandbox when one waits for the job's seat, cold otherwise; the run's
+ * report turned into a Result with each step, the logs and the trace.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, extname, join } from 'node:path';
 import Value from 'typebox/value';
-import { InvalidSettingsError, OutpostError, ScriptError, ScriptMemoryError, ScriptTimeoutError } from '../../errors/index.js';
+import { InvalidSettingsError, RuntimeMissingError, ScriptError, ScriptTimeoutError } from '../../errors/index.js';
+import type { Logger } from '../../logging.js';
 import type { ArtifactRef, Job, Result } from '../../protocol/agent-api.js';
 import { MultiStepSettingsSchema } from '../../protocol/multistep-settings.js';
-import { resultFrame } from '../result-frame.js';
-import { fileInside } from '../sandbox/contained-file.js';
+import { installedRuntimes, runtimePaths } from '../../runtimes/installed.js';
+import { safeArtifactLabel } from '../artifact-label.js';
+import type { IsolationBackend, SandboxView } from '../isolation/isolation.js';
+import type { JobRunner } from '../script-harness/job-runner.js';
+import type { ScriptJob } from '../script-harness/script-job.js';
+import type { ResultScrubber } from '../script-harness/scrubbers.js';
 import { LogLines, truncateLine } from '../sandbox/log-lines.js';
-import { runSandboxed, type SandboxLimits, type SandboxRunOutcome } from '../sandbox/sandbox-process.js';
-import { sandboxEnvironment, startEnvironment, startsWarm } from '../sandbox/sandbox-environment.js';
-import type { SandboxIdentities } from '../sandbox/sandbox-user.js';
+import { startEnvironment, startsWarm } from '../sandbox/sandbox-environment.js';
+import type { SandboxRunOutcome } from '../sandbox/sandbox-process.js';
 import type { WarmPool, WarmSandbox } from '../sandbox/warm-pool.js';
-import { killAll } from '../sandbox/process-tree.js';
-import { createJobDirectory, fillJobDirectory, SCRIPT_FILE, type JobDirectory, type JobFiles } from './job-directory.js';
+import { createJobDirectory, fillJobDirectory, SCRIPT_FILE, type JobFiles } from './job-directory.js';
 import { parseRunReport, type RunReport } from './playwright-report.js';
 import { nodeFlags, playwrightArgs } from './runner-command.js';
-import { runWarm } from './warm-sandbox.js';
-
+import { createWarmPool, runWarm } from './warm-sandbox.js';
 
 export interface InstalledRuntime {
   id: string;
@@ -33,112 +35,157 @@ export interface InstalledRuntime {
   playwrightCli: string;
 }
 
-/** What the runner needs of the rest of the agent. */
-export interface MultiStepContext {
-  runtime: InstalledRuntime;
-  identities: SandboxIdentities;
+export interface MultiStepRunnerOptions {
   sandboxRoot: string;
   memoryLimitBytes: number;
-  serviceSecrets: Record<string, string>;
   agentEnv: NodeJS.ProcessEnv;
-  chromiumPath: string | undefined;
-  scrub: ResultScrubber;
-  /** Scrubs and uploads one file; answers what the result says of it. */
-  upload(job: Job, name: string, contentType: string, path: string): Promise<ArtifactRef>;
-  signal: AbortSignal;
-  /** Warm sandboxes to start jobs in; every job starts cold without. */
-  warm?: WarmPool<InstalledRuntime>;
+  chromiumPath: string;
+  isolation: IsolationBackend;
+  /** Keep a sandbox started ahead per seat. */
+  warm: boolean;
+  /** The runtimes to offer; those installed in the project's runtimes/ when left out. */
+  runtimes?: InstalledRuntime[];
 }
 
-export interface ResultScrubber {
-  text(text: string): string;
-  /** Deep: every string in the value, keys included. */
-  value<T>(value: T): T;
-}
-
-const OUTPUT_LIMIT_BYTES = 1024 * 1024;
-const REPORT_LIMIT_BYTES = 64 * 1024 * 1024;
+/** Runtimes from 2025.04 on also hide Authorization, cookie and API-key headers in traces. */
+const SENSITIVE_HEADERS_FROM = '2025.04';
+/** An idle warm sandbox is replaced after this long, so none sits for hours on what it loaded. */
+const WARM_MAX_AGE_MS = 5 * 60_000;
 /** Playwright gets the budget; the sandbox is killed a little later, so a timeout is Playwright's to report. */
 const KILL_MARGIN_MS = 5000;
+const OUTPUT_NOTE_LIMIT = 1024 * 1024;
 
-export async function runMultiStep(job: Job, agentId: string, context: MultiStepContext): Promise<Result> {
-  // Once more over the whole result: whatever path a text took into it, no secret leaves.
-  return context.scrub.value(await run(job, agentId, context));
+export function installedRuntimeList(): InstalledRuntime[] {
+  return installedRuntimes().map((record) => {
+    const paths = runtimePaths(record.name);
+    return { id: record.name, nodeJsVersion: record.nodeJsVersion, directory: paths.dir, node: paths.node, playwrightCli: paths.playwrightCli };
+  });
 }
 
-async function run(job: Job, agentId: string, context: MultiStepContext): Promise<Result> {
-  const startedAt = new Date();
-  const base = resultFrame(job, agentId, startedAt);
-  if (!Value.Check(MultiStepSettingsSchema, job.settings)) {
-    return errored(base, new InvalidSettingsError('a MULTI_STEP job needs settings.script (and optional dependencies)'), 0, []);
+export class MultiStepRunner implements JobRunner {
+  readonly #runtimes: ReadonlyMap<string, InstalledRuntime>;
+  #warm: WarmPool<InstalledRuntime> | undefined;
+
+  constructor(private readonly options: MultiStepRunnerOptions) {
+    this.#runtimes = new Map((options.runtimes ?? installedRuntimeList()).map((runtime) => [runtime.id, runtime]));
   }
-  const settings = job.settings;
-  const user = await context.identities.acquire();
-  let directory: JobDirectory | undefined;
-  let warm: WarmSandbox | undefined;
-  try {
+
+  runtimes(): string[] {
+    return [...this.#runtimes.keys()];
+  }
+
+  async start(logger: Logger): Promise<boolean> {
+    if (this.#runtimes.size === 0) {
+      logger.warn('no runtime is installed: this agent takes no script jobs (outpost runtimes install)');
+      return false;
+    }
+    logger.info({ runtimes: [...this.#runtimes.keys()] }, 'script runtimes installed');
+    if (this.options.warm) {
+      // Started by each seat's first job, not here: an agent that never gets a script job never pays for one.
+      this.#warm = createWarmPool({
+        sandboxRoot: this.options.sandboxRoot,
+        memoryLimitBytes: this.options.memoryLimitBytes,
+        agentEnv: this.options.agentEnv,
+        chromiumPath: () => this.#chromiumPath(),
+        isolation: this.options.isolation,
+        maxAgeMs: WARM_MAX_AGE_MS,
+        onError: (error) => logger.warn(`warm sandbox: ${error instanceof Error ? error.message : String(error)}`),
+      });
+    }
+    return true;
+  }
+
+  async stop(): Promise<void> {
+    await this.#warm?.stop();
+  }
+
+  idleSandboxes(): number {
+    return this.#warm?.idleCount ?? 0;
+  }
+
+  /** Jobs handed a warm sandbox, and jobs that found none they could use (benchmarks, tests). */
+  get warmStats(): { warm: number; cold: number } {
+    return this.#warm?.stats ?? { warm: 0, cold: 0 };
+  }
+
+  /** The seat's idle sandbox once everything under way for it is done (tests, benchmarks). */
+  idleSandbox(seat: number): Promise<WarmSandbox | undefined> {
+    return this.#warm?.idleSandbox(seat) ?? Promise.resolve(undefined);
+  }
+
+  hidesSensitiveHeaders(job: Job): boolean {
+    return (job.runtimeId ?? '') >= SENSITIVE_HEADERS_FROM;
+  }
+
+  #chromiumPath(): string | undefined {
+    return existsSync(this.options.chromiumPath) ? this.options.chromiumPath : undefined;
+  }
+
+  async run(script: ScriptJob): Promise<Result> {
+    const { job } = script;
+    if (!Value.Check(MultiStepSettingsSchema, job.settings)) {
+      throw new InvalidSettingsError('a MULTI_STEP job needs settings.script (and optional dependencies)');
+    }
+    const runtime = job.runtimeId ? this.#runtimes.get(job.runtimeId) : undefined;
+    if (!runtime) {
+      throw new RuntimeMissingError(
+        `Runtime ${job.runtimeId ?? '(none)'} is not installed on this agent (installed: ${[...this.#runtimes.keys()].join(', ') || 'none'})`,
+      );
+    }
+    const settings = job.settings;
+    const chromiumPath = this.#chromiumPath();
     const timeoutMs = job.timeoutSeconds * 1000;
     const files: JobFiles = {
       script: settings.script,
       dependencies: settings.dependencies,
-      playwrightConfig: (root) => playwrightConfig(root, timeoutMs, context.chromiumPath),
+      playwrightConfig: (root) => playwrightConfig(root, timeoutMs, chromiumPath),
     };
-    const environment = (home: string) =>
-      sandboxEnvironment({
-        job,
-        serviceSecrets: context.serviceSecrets,
-        home,
-        nodeBinDirectory: dirname(context.runtime.node),
-        agentEnv: context.agentEnv,
+    const nodeBin = dirname(runtime.node);
+    const usable = startsWarm(script.environment('', nodeBin), startEnvironment({ home: '', nodeBinDirectory: nodeBin, agentEnv: this.options.agentEnv }));
+    const warm = await this.#warm?.take(runtime, script.seat, usable);
+    try {
+      let root: string;
+      let outcome: SandboxRunOutcome;
+      if (warm) {
+        script.adopt(warm.confinement);
+        script.owns(warm.root);
+        root = warm.root;
+        await fillJobDirectory({ root, checkDirectory: join(root, 'check'), remove: async () => undefined }, files, warm.confinement.owner);
+        outcome = await runWarm(warm, { env: script.environment(root, nodeBin), argv: playwrightArgs(root) }, (process) =>
+          script.supervise(process, timeoutMs + KILL_MARGIN_MS, viewOf(runtime, root, chromiumPath)),
+        );
+      } else {
+        const directory = await createJobDirectory({
+          ...files,
+          sandboxRoot: this.options.sandboxRoot,
+          runtimeNodeModules: join(runtime.directory, 'node_modules'),
+          user: (await script.confinement()).owner,
+        });
+        script.owns(directory.root);
+        root = directory.root;
+        outcome = await script.run({
+          command: runtime.node,
+          args: [...nodeFlags(runtime, root, this.options.memoryLimitBytes, chromiumPath), runtime.playwrightCli, ...playwrightArgs(root)],
+          cwd: root,
+          env: script.environment(root, nodeBin),
+          view: viewOf(runtime, root, chromiumPath),
+          timeoutMs: timeoutMs + KILL_MARGIN_MS,
+        });
+      }
+      const report = await script.readReport(join(root, 'report.json'), root, parseRunReport).catch((error: unknown) => {
+        // A report that cannot be read is told in the result; the run's own output may say why.
+        return error instanceof Error ? error : new ScriptError(String(error));
       });
-    const limits: SandboxLimits = {
-      timeoutMs: timeoutMs + KILL_MARGIN_MS,
-      memoryLimitBytes: context.memoryLimitBytes,
-      outputLimitBytes: OUTPUT_LIMIT_BYTES,
-      signal: context.signal,
-    };
-    warm = await context.warm?.take(context.runtime, user, startsWarmFor(environment, context));
-    let outcome: SandboxRunOutcome;
-    if (warm) {
-      const sandbox = warm;
-      directory = { root: sandbox.root, checkDirectory: join(sandbox.root, 'check'), remove: () => sandbox.remove() };
-      await fillJobDirectory(directory, files, user);
-      outcome = await runWarm(sandbox, { env: environment(sandbox.root), argv: playwrightArgs(sandbox.root) }, limits);
-    } else {
-      directory = await createJobDirectory({
-        ...files,
-        sandboxRoot: context.sandboxRoot,
-        runtimeNodeModules: join(context.runtime.directory, 'node_modules'),
-        user,
-      });
-      const root = directory.root;
-      outcome = await runSandboxed({
-        command: context.runtime.node,
-        args: [...nodeFlags(context.runtime, root, context.memoryLimitBytes, context.chromiumPath), context.runtime.playwrightCli, ...playwrightArgs(root)],
-        cwd: root,
-        env: environment(root),
-        user,
-        ...limits,
-      });
+      return await judge(script, runtime, outcome, report instanceof Error ? undefined : report, root, report instanceof Error ? report : undefined);
+    } finally {
+      // Everything the job started is gone by now (supervision kills it all): the seat may get its next warm sandbox.
+      this.#warm?.refill(runtime, script.seat);
     }
-    const report = await readReport(join(directory.root, 'report.json'), directory.root);
-    return await judge(job, base, outcome, report, directory.root, context);
-  } catch (error) {
-    return errored(base, error, 0, []);
-  } finally {
-    // A warm sandbox whose job failed before it was handed over is still waiting for it.
-    if (warm && !warm.process.hasExited()) await killAll(warm.process.selector);
-    await directory?.remove();
-    // Everything the job started is gone by now (the sandbox's own clean-up): the user may get its next warm sandbox.
-    context.warm?.refill(context.runtime, user);
-    context.identities.release(user);
   }
 }
 
-/** Whether the job's environment is one a process started before it can take on (sandbox-environment.ts). */
-function startsWarmFor(environment: (home: string) => Record<string, string>, context: MultiStepContext): boolean {
-  const start = startEnvironment({ home: '', nodeBinDirectory: dirname(context.runtime.node), agentEnv: context.agentEnv });
-  return startsWarm(environment(''), start);
+function viewOf(runtime: InstalledRuntime, root: string, chromiumPath: string | undefined): SandboxView {
+  return { writable: [root], readable: [runtime.directory, ...(chromiumPath ? [dirname(chromiumPath)] : [])] };
 }
 
 function playwrightConfig(root: string, timeoutMs: number, chromiumPath: string | undefined): string {
@@ -160,59 +207,35 @@ function playwrightConfig(root: string, timeoutMs: number, chromiumPath: string 
   return `// Written by the agent for one run; the check's script cannot change what was loaded.\nmodule.exports = ${JSON.stringify(config, null, 2)};\n`;
 }
 
-async function readReport(written: string, root: string): Promise<RunReport | undefined> {
-  // The script could have replaced the report with a link to any file the agent can read.
-  const path = await fileInside(written, root);
-  if (!path) return undefined;
-  try {
-    const { size } = await stat(path);
-    if (size > REPORT_LIMIT_BYTES) {
-      throw new ScriptError(`the run's report is ${size} bytes, over the ${REPORT_LIMIT_BYTES}-byte limit (huge output?)`);
-    }
-    return parseRunReport(await readFile(path, 'utf8'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    if (error instanceof OutpostError) throw error;
-    throw new ScriptError(`the run's report could not be read: ${(error as Error).message}`);
-  }
-}
-
 async function judge(
-  job: Job,
-  base: Result,
+  script: ScriptJob,
+  runtime: InstalledRuntime,
   outcome: SandboxRunOutcome,
   report: RunReport | undefined,
   root: string,
-  context: MultiStepContext,
+  reportError: Error | undefined,
 ): Promise<Result> {
-  const scrub = context.scrub.text.bind(context.scrub);
-  const logs = logLines(report, outcome, context.scrub);
+  const { job } = script;
+  const scrub = (text: string) => script.scrub.text(text);
+  const logs = logLines(report, outcome, script.scrub);
   const responseTime = Math.round(report?.durationMs ?? outcome.durationMs);
-  if (outcome.killedFor === 'memory') {
-    const limit = Math.round(context.memoryLimitBytes / 1024 / 1024);
-    return errored(base, new ScriptMemoryError(`The script used more than ${limit} MB of memory and was stopped`), responseTime, logs);
-  }
-  if (outcome.killedFor === 'timeout') {
-    return errored(base, new ScriptTimeoutError(`The script ran longer than ${job.timeoutSeconds} s and was stopped`), responseTime, logs);
-  }
-  if (outcome.killedFor === 'cancelled') {
-    return { ...errored(base, new ScriptError('The run was cancelled'), responseTime, logs), isCancelled: true, aborted: true };
-  }
+  const stopped = script.stoppedFor(outcome, 'script');
+  if (stopped) return script.errored(stopped, responseTime, logs);
+  if (reportError) return script.errored(reportError, responseTime, logs);
   if (!report || report.tests === 0) {
     const why = report?.error ?? lastLines(outcome.stderr || outcome.stdout) ?? `the runner exited with code ${String(outcome.exitCode)}`;
-    return errored(base, new ScriptError(scrub(`The script did not run to a verdict: ${why}`)), responseTime, logs);
+    return script.errored(new ScriptError(scrub(`The script did not run to a verdict: ${why}`)), responseTime, logs);
   }
   const artifacts: ArtifactRef[] = [];
   for (const [index, attachment] of report.attachments.entries()) {
-    const extension = attachment.path.split('.').at(-1) ?? 'bin';
-    const name = attachment.name === 'trace' ? (index === 0 ? 'trace.zip' : `trace-${index}.zip`) : `${attachment.name}-${index}.${extension}`;
-    // Attachment paths come from a report the script could write: only files of the job's own are taken.
-    const path = await fileInside(attachment.path, root);
-    artifacts.push(
-      path
-        ? await context.upload(job, name, attachment.contentType, path)
-        : { name, contentType: attachment.contentType, size: 0, uploaded: false, error: 'not a file inside the job\'s directory; not uploaded' },
-    );
+    const label = attachment.name === 'trace'
+      ? { name: index === 0 ? 'trace.zip' : `trace-${index}.zip`, contentType: 'application/zip' }
+      : safeArtifactLabel(
+          script.scrub,
+          { name: attachment.name, extension: extname(attachment.path) || 'bin', contentType: attachment.contentType },
+          { suffix: `-${index}` },
+        );
+    artifacts.push(await script.upload(root, { ...label, path: attachment.path }));
   }
   const failed = !report.passed;
   const error = report.timedOut
@@ -227,13 +250,13 @@ async function judge(
     ...(step.error ? { error: scrub(step.error) } : {}),
   }));
   return {
-    ...base,
+    ...script.base,
     stoppedAt: new Date().toISOString(),
     responseTime,
     hasFailures: failed,
     hasErrors: false,
     error: error ? { code: error.code, message: truncateLine(error.message) } : null,
-    details: { steps, runtimeId: context.runtime.id, peakMemoryBytes: outcome.peakMemoryBytes },
+    details: { steps, runtimeId: runtime.id, peakMemoryBytes: outcome.peakMemoryBytes },
     logs,
     artifacts,
   };
@@ -245,7 +268,7 @@ function logLines(report: RunReport | undefined, outcome: SandboxRunOutcome, scr
   // Without a report the runner's own output is all there is to say what went wrong.
   if (!report || report.tests === 0) log.add('ERROR', outcome.stderr);
   if (outcome.droppedBytes > 0 && !log.full) {
-    log.add('WARN', `${outcome.droppedBytes} bytes of output were dropped (limit ${OUTPUT_LIMIT_BYTES} per stream)`);
+    log.add('WARN', `${outcome.droppedBytes} bytes of output were dropped (limit ${OUTPUT_NOTE_LIMIT} per stream)`);
   }
   return log.lines;
 }
@@ -253,19 +276,4 @@ function logLines(report: RunReport | undefined, outcome: SandboxRunOutcome, scr
 function lastLines(text: string): string | undefined {
   const lines = text.split('\n').map((line) => line.trim()).filter(Boolean);
   return lines.length > 0 ? lines.slice(-5).join(' | ') : undefined;
-}
-
-
-export function errored(base: Result, error: unknown, responseTime: number, logs: Result['logs']): Result {
-  const described =
-    error instanceof OutpostError ? error.toJSON() : { code: 'SCRIPT_ERROR', message: error instanceof Error ? error.message : String(error) };
-  return {
-    ...base,
-    stoppedAt: new Date().toISOString(),
-    responseTime,
-    hasErrors: true,
-    hasFailures: true,
-    error: { code: described.code, message: truncateLine(described.message) },
-    logs,
-  };
 }

@@ -8,7 +8,7 @@ import { list, extract, type ReadEntry } from 'tar';
 import { CodeBundleChecksumError, CodeBundleInvalidError } from '../../errors/index.js';
 import { MAX_CODE_BUNDLE_BYTES, type CodeBundleRef } from '../../protocol/playwright-settings.js';
 import type { ServiceClient } from '../service-client.js';
-import type { SandboxUser } from '../sandbox/sandbox-user.js';
+import type { SandboxUser } from '../isolation/isolation.js';
 
 /** Unpacked, a project's sources stay far below this; a gzip bomb does not. */
 const MAX_UNPACKED_BYTES = 512 * 1024 * 1024;

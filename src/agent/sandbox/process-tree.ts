@@ -1,7 +1,8 @@
 /**
  * What the kernel knows about a sandbox's processes, read from /proc: the
  * sandbox may fork, double-fork or call setsid, so its process group alone
- * does not find everything it started; its own user id does.
+ * does not find everything it started; its own user id does, and so does
+ * descent from a namespace's first process, where orphans are reparented.
  */
 import { readdir, readFile } from 'node:fs/promises';
 
@@ -10,10 +11,14 @@ export interface ProcessSelector {
   pgid?: number;
   /** Processes whose real user id is this one: a sandbox user's every process. */
   uid?: number;
+  /** This process and everything below it (a PID namespace's processes all descend from its outer start). */
+  root?: number;
 }
 
-interface ProcessInfo {
+export interface ProcessInfo {
   pid: number;
+  threads: number;
+  ppid: number;
   pgid: number;
   uid: number;
   rssBytes: number;
@@ -31,16 +36,18 @@ async function readProcess(pid: number): Promise<ProcessInfo | undefined> {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // A zombie is already dead: it waits for its new parent (init) to reap it and holds nothing.
     if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
+    const ppid = Number(fields[1]);
     const pgid = Number(fields[2]);
     const rssPages = Number(fields[21]);
     const uidLine = /^Uid:\s+(\d+)/m.exec(status);
-    return { pid, pgid, uid: uidLine ? Number(uidLine[1]) : -1, rssBytes: rssPages * PAGE_SIZE };
+    const threads = Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
+    return { pid, threads, ppid, pgid, uid: uidLine ? Number(uidLine[1]) : -1, rssBytes: rssPages * PAGE_SIZE };
   } catch {
     return undefined; // gone between the listing and the read
   }
 }
 
-export async function listProcesses(selector: ProcessSelector): Promise<ProcessInfo[]> {
+export async function allProcesses(): Promise<ProcessInfo[]> {
   let entries: string[];
   try {
     entries = await readdir('/proc');
@@ -49,19 +56,39 @@ export async function listProcesses(selector: ProcessSelector): Promise<ProcessI
   }
   const pids = entries.filter((entry) => /^\d+$/.test(entry)).map(Number);
   const infos = await Promise.all(pids.map(readProcess));
-  return infos.filter(
-    (info): info is ProcessInfo =>
-      info !== undefined &&
-      ((selector.pgid !== undefined && info.pgid === selector.pgid) ||
-        (selector.uid !== undefined && info.uid === selector.uid)),
+  return infos.filter((info): info is ProcessInfo => info !== undefined);
+}
+
+export async function listProcesses(selector: ProcessSelector): Promise<ProcessInfo[]> {
+  const all = await allProcesses();
+  const below = selector.root === undefined ? new Set<number>() : descendants(all, selector.root);
+  return all.filter(
+    (info) =>
+      below.has(info.pid) ||
+      (selector.pgid !== undefined && info.pgid === selector.pgid) ||
+      (selector.uid !== undefined && info.uid === selector.uid),
   );
+}
+
+function descendants(all: ProcessInfo[], root: number): Set<number> {
+  const children = new Map<number, number[]>();
+  for (const info of all) children.set(info.ppid, [...(children.get(info.ppid) ?? []), info.pid]);
+  const found = new Set<number>();
+  const stack = all.some((info) => info.pid === root) ? [root] : [];
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    if (found.has(pid)) continue;
+    found.add(pid);
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return found;
 }
 
 export async function residentBytes(selector: ProcessSelector): Promise<number> {
   return (await listProcesses(selector)).reduce((total, info) => total + info.rssBytes, 0);
 }
 
-/** SIGKILLs the group and, when given, every process of the user; repeats until none is left (fork bombs). */
+/** SIGKILLs the group and, when given, every process of the user or below the root; repeats until none is left (fork bombs). */
 export async function killAll(selector: ProcessSelector, rounds = 20): Promise<void> {
   for (let round = 0; round < rounds; round += 1) {
     if (selector.pgid !== undefined) {
@@ -82,4 +109,14 @@ export async function killAll(selector: ProcessSelector, rounds = 20): Promise<v
     }
     await new Promise((done) => setTimeout(done, 25));
   }
+}
+
+/** User ids that have a live process now. */
+export async function liveUids(): Promise<Set<number>> {
+  return new Set((await allProcesses()).map((info) => info.uid));
+}
+
+/** Whether the process is gone (a zombie counts as gone: it holds nothing and runs nothing). */
+export async function processGone(pid: number): Promise<boolean> {
+  return (await readProcess(pid)) === undefined;
 }

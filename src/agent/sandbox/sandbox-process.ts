@@ -1,70 +1,80 @@
 /**
- * One sandbox process: started in a process group of its own (and, when the
- * agent may, as a user of its own), watched for time and memory, its output
- * kept up to a cap, and everything it started killed when it ends — whether
- * it finished, timed out, blew its memory or was cancelled.
+ * One sandbox process, as an isolation backend started it, watched for time,
+ * memory and disk, its output kept up to a cap, and everything the job
+ * started killed when it ends — whether it finished, timed out, went over a
+ * limit or was cancelled.
  *
  * Starting and watching are apart so a warm sandbox can be started before
  * its job exists and watched only from the moment the job is handed to it.
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { killAll, residentBytes, type ProcessSelector } from './process-tree.js';
-import { SandboxIdentities, type SandboxUser } from './sandbox-user.js';
-
-export interface SandboxSpawnOptions {
-  command: string;
-  args: string[];
-  cwd: string;
-  env: Record<string, string>;
-  user: SandboxUser | null;
-}
+import { directoryBytes } from './disk-usage.js';
+import type { ProcessInfo } from './process-tree.js';
 
 export interface SandboxLimits {
   timeoutMs: number;
-  /** Resident memory of all the sandbox's processes together. */
+  /** Resident memory of all the sandbox's processes together, its temporary file systems included. */
   memoryLimitBytes: number;
+  /** Bytes the job may write into `diskPaths` (and shared temporary directories, as its backend counts them). */
+  diskLimitBytes?: number;
+  diskPaths?: string[];
   /** Bytes kept of stdout and of stderr each; the rest is counted, not kept. */
   outputLimitBytes: number;
   signal?: AbortSignal;
 }
 
-export type SandboxRunOptions = SandboxSpawnOptions & SandboxLimits;
+export interface HeldBytes {
+  /** In memory outside the processes: a private /tmp or /dev/shm, files left in the shared /dev/shm. */
+  memory: number;
+  /** On disk outside the job's directories: files left in a shared /tmp. */
+  disk: number;
+}
+
+export type SandboxChild = ChildProcessByStdio<Writable, Readable, Readable>;
 
 export interface SandboxProcess {
-  child: ChildProcessByStdio<Writable, Readable, Readable>;
-  /** Everything this sandbox started: its process group and, when it has one, its user. */
-  selector: ProcessSelector;
+  child: SandboxChild;
   /** Settles once the process has exited and its output streams closed; never rejects. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>;
-  hasExited(): boolean;
+  hasExited: () => boolean;
+  /** Every process of the job now. */
+  processes(): Promise<ProcessInfo[]>;
+  held(): Promise<HeldBytes>;
+  /** Kills everything the job started; resolves when nothing of it is left. */
+  kill(): Promise<void>;
 }
 
 export interface SandboxRunOutcome {
   exitCode: number | null;
   exitSignal: NodeJS.Signals | null;
   /** Why the agent ended it, when it did. */
-  killedFor: 'timeout' | 'memory' | 'cancelled' | null;
+  killedFor: 'timeout' | 'memory' | 'disk' | 'cancelled' | null;
   stdout: string;
   stderr: string;
   /** Output bytes beyond the cap, dropped. */
   droppedBytes: number;
   peakMemoryBytes: number;
+  peakDiskBytes: number;
   durationMs: number;
 }
 
 const WATCH_INTERVAL_MS = 250;
+/** Measuring a directory costs a walk of it: at most this share of the time goes to it. */
+const DISK_WALK_SHARE = 10;
 
-export function spawnSandbox(options: SandboxSpawnOptions): SandboxProcess {
-  const { command, args } = options.user
-    ? SandboxIdentities.wrap(options.user, options.command, options.args)
-    : { command: options.command, args: options.args };
+/** The process itself, in a process group of its own; `extraPipe` adds fd 3 for the backend (bubblewrap's info). */
+export function spawnChild(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; extraPipe?: boolean },
+): { child: SandboxChild; exited: SandboxProcess['exited']; hasExited: () => boolean } {
   const child = spawn(command, args, {
     cwd: options.cwd,
     env: options.env,
     detached: true, // its own process group, killed as one
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+    stdio: options.extraPipe ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
+  }) as ChildProcess as SandboxChild;
   // A sandbox that is gone before its job is written to it must not take the agent down with EPIPE.
   child.stdin.on('error', () => undefined);
   let exited = false;
@@ -78,19 +88,13 @@ export function spawnSandbox(options: SandboxSpawnOptions): SandboxProcess {
       resolve({ code, signal });
     });
   });
-  return {
-    child,
-    selector: { pgid: child.pid, ...(options.user ? { uid: options.user.uid } : {}) },
-    exited: done,
-    hasExited: () => exited || child.exitCode !== null || child.signalCode !== null,
-  };
+  return { child, exited: done, hasExited: () => exited || child.exitCode !== null || child.signalCode !== null };
 }
 
 /** A cold run: started and watched at once, its stdin closed. */
-export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxRunOutcome> {
-  const sandbox = spawnSandbox(options);
+export async function runSandboxed(sandbox: SandboxProcess, limits: SandboxLimits): Promise<SandboxRunOutcome> {
   sandbox.child.stdin.end();
-  return superviseSandbox(sandbox, options);
+  return superviseSandbox(sandbox, limits);
 }
 
 /**
@@ -99,7 +103,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
  */
 export async function superviseSandbox(sandbox: SandboxProcess, limits: SandboxLimits): Promise<SandboxRunOutcome> {
   const started = performance.now();
-  const { child, selector } = sandbox;
+  const { child } = sandbox;
 
   const stdout = new CappedBuffer(limits.outputLimitBytes);
   const stderr = new CappedBuffer(limits.outputLimitBytes);
@@ -108,28 +112,41 @@ export async function superviseSandbox(sandbox: SandboxProcess, limits: SandboxL
 
   let killedFor: SandboxRunOutcome['killedFor'] = null;
   let peakMemoryBytes = 0;
-  // Set once the sandbox has exited. Its user runs the next job as soon as this returns, so
-  // nothing of this one may kill by that user afterwards: a memory sample under way at the
-  // exit ends nothing, and a kill started by a limit is finished before this returns.
+  let peakDiskBytes = 0;
+  // Set once the sandbox has exited. Nothing of this job may kill afterwards: a sample under
+  // way at the exit ends nothing, and a kill started by a limit is finished before this returns.
   let over = false;
   let killing: Promise<void> | undefined;
   const end = (reason: NonNullable<SandboxRunOutcome['killedFor']>): void => {
     if (over) return;
     killedFor ??= reason;
-    const kill = killAll(selector);
+    const kill = sandbox.kill();
     killing = killing ? Promise.all([killing, kill]).then(() => undefined) : kill;
   };
   const timer = setTimeout(() => end('timeout'), limits.timeoutMs);
   let watching = false;
+  let nextDiskWalk = 0;
   const sample = (): void => {
     if (watching) return;
     watching = true;
-    void residentBytes(selector)
-      .then((bytes) => {
+    void (async () => {
+      const [processes, held] = await Promise.all([sandbox.processes(), sandbox.held()]);
+      const memory = processes.reduce((total, info) => total + info.rssBytes, 0) + held.memory;
+      if (over) return;
+      peakMemoryBytes = Math.max(peakMemoryBytes, memory);
+      if (memory > limits.memoryLimitBytes) end('memory');
+      if (limits.diskLimitBytes !== undefined && performance.now() >= nextDiskWalk) {
+        const walkStarted = performance.now();
+        let disk = held.disk;
+        for (const path of limits.diskPaths ?? []) disk += await directoryBytes(path);
+        const walked = performance.now() - walkStarted;
+        nextDiskWalk = performance.now() + walked * DISK_WALK_SHARE;
         if (over) return;
-        peakMemoryBytes = Math.max(peakMemoryBytes, bytes);
-        if (bytes > limits.memoryLimitBytes) end('memory');
-      })
+        peakDiskBytes = Math.max(peakDiskBytes, disk);
+        if (disk > limits.diskLimitBytes) end('disk');
+      }
+    })()
+      .catch(() => undefined)
       .finally(() => {
         watching = false;
       });
@@ -152,6 +169,7 @@ export async function superviseSandbox(sandbox: SandboxProcess, limits: SandboxL
       stderr: stderr.text(),
       droppedBytes: stdout.dropped + stderr.dropped,
       peakMemoryBytes,
+      peakDiskBytes,
       durationMs: performance.now() - started,
     };
   } finally {
@@ -161,7 +179,7 @@ export async function superviseSandbox(sandbox: SandboxProcess, limits: SandboxL
     limits.signal?.removeEventListener('abort', onAbort);
     await killing;
     // Whatever the script left behind (background children, a fork bomb) goes too.
-    await killAll(selector);
+    await sandbox.kill();
   }
 }
 

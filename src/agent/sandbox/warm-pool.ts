@@ -1,21 +1,18 @@
 /**
- * Warm sandboxes: per sandbox user, at most one process started ahead of its
+ * Warm sandboxes: per job seat, at most one process started ahead of its
  * job, so a job does not wait for a process and its modules to start. A warm
  * sandbox runs one job and exits with it; it is never reused.
  *
- * One per user, not per user and runtime: every process of a sandbox user is
- * that user's job's, to be measured against its memory limit and killed when
- * it ends, and an idle process sharing a user with a running script could be
- * tampered with by it and then handed the next job. So a user has an idle
- * sandbox only while no job runs as that user: it is taken (or killed) when a
- * job acquires the user and started afresh after the job has ended and
- * everything it started is gone. A job on another runtime than the idle
- * sandbox's runs cold, and the next one started for that user is of the
- * runtime last used.
+ * Each warm sandbox has a confinement of its own (a fresh namespace and user
+ * id), made when it starts and handed with it to the job that takes it: it
+ * shares nothing with any job that ran before. A seat has an idle sandbox
+ * only while no job runs on it: it is taken (or killed) when a job takes the
+ * seat, and started afresh after the job has ended. A job on another runtime
+ * than the idle sandbox's runs cold, and the next one started for that seat
+ * is of the runtime last used.
  */
-import { killAll } from './process-tree.js';
+import type { Confinement } from '../isolation/isolation.js';
 import type { SandboxProcess } from './sandbox-process.js';
-import type { SandboxUser } from './sandbox-user.js';
 
 export interface WarmSandbox {
   runtimeId: string;
@@ -24,9 +21,11 @@ export interface WarmSandbox {
   root: string;
   remove(): Promise<void>;
   startedAt: number;
+  /** Its own confinement, which the job that takes it adopts. */
+  confinement: Confinement;
 }
 
-export type WarmLauncher<R> = (runtime: R, user: SandboxUser | null) => Promise<WarmSandbox>;
+export type WarmLauncher<R> = (runtime: R) => Promise<WarmSandbox>;
 
 export interface WarmPoolOptions {
   /** Older than this, an idle sandbox is replaced: it should not sit for hours on what it loaded. */
@@ -37,23 +36,20 @@ export interface WarmPoolOptions {
 interface Idle<R> {
   sandbox: WarmSandbox;
   runtime: R;
-  user: SandboxUser | null;
   timer: NodeJS.Timeout;
 }
 
-/** One key per sandbox user; the agent's own user (no isolation) is -1. */
-const keyOf = (user: SandboxUser | null): number => user?.uid ?? -1;
 const RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 60_000;
 const EXIT_WAIT_MS = 5000;
 
 export class WarmPool<R extends { id: string }> {
   readonly #idle = new Map<number, Idle<R>>();
-  /** Users a job runs as now: nothing is started for them until the job gives them back. */
+  /** Seats a job runs on now: nothing is started for them until the job gives them back. */
   readonly #busy = new Set<number>();
   readonly #queues = new Map<number, Promise<unknown>>();
   readonly #timers = new Set<NodeJS.Timeout>();
-  /** Warm sandboxes in a row that died or failed to start, per user: restarts back off. */
+  /** Warm sandboxes in a row that died or failed to start, per seat: restarts back off. */
   readonly #failures = new Map<number, number>();
   #stopped = false;
   /** Jobs handed a warm sandbox, and jobs that found none they could use. */
@@ -65,14 +61,14 @@ export class WarmPool<R extends { id: string }> {
   ) {}
 
   /**
-   * For a job that has just acquired `user`: the user's idle sandbox when it
-   * is alive, of `runtime`, young enough and `usable`; otherwise undefined,
-   * and whatever was idle for the user is killed before the job starts.
+   * For a job that has just taken `seat`: the seat's idle sandbox when it is
+   * alive, of `runtime`, young enough and `usable`; otherwise undefined, and
+   * whatever was idle for the seat is killed before the job starts.
    */
-  async take(runtime: R, user: SandboxUser | null, usable: boolean): Promise<WarmSandbox | undefined> {
-    const key = keyOf(user);
+  async take(runtime: R, seat: number, usable: boolean): Promise<WarmSandbox | undefined> {
+    const key = seat;
     const taken = await this.#serial(key, async () => {
-      if (user) this.#busy.add(key);
+      this.#busy.add(key);
       const idle = this.#idle.get(key);
       if (!idle) return undefined;
       this.#forget(key, idle);
@@ -94,18 +90,18 @@ export class WarmPool<R extends { id: string }> {
     return this.#idle.size;
   }
 
-  /** After a job on `user` has ended and everything it started is gone: start the user's next one. */
-  refill(runtime: R, user: SandboxUser | null): void {
-    const key = keyOf(user);
+  /** After the job on `seat` has ended and everything it started is gone: start the seat's next one. */
+  refill(runtime: R, seat: number): void {
+    const key = seat;
     void this.#serial(key, async () => {
       this.#busy.delete(key);
-      await this.#start(key, runtime, user);
+      await this.#start(key, runtime);
     });
   }
 
-  /** The user's idle sandbox once everything under way for the user is done (tests, benchmarks). */
-  async idleSandbox(user: SandboxUser | null): Promise<WarmSandbox | undefined> {
-    const key = keyOf(user);
+  /** The seat's idle sandbox once everything under way for it is done (tests, benchmarks). */
+  async idleSandbox(seat: number): Promise<WarmSandbox | undefined> {
+    const key = seat;
     return this.#serial(key, async () => this.#idle.get(key)?.sandbox);
   }
 
@@ -114,7 +110,7 @@ export class WarmPool<R extends { id: string }> {
     this.#stopped = true;
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
-    // Behind whatever is under way for each user (a start may be half done), so nothing is left running.
+    // Behind whatever is under way for each seat (a start may be half done), so nothing is left running.
     await Promise.all(
       [...new Set([...this.#idle.keys(), ...this.#queues.keys()])].map((key) =>
         this.#serial(key, async () => {
@@ -127,21 +123,21 @@ export class WarmPool<R extends { id: string }> {
     );
   }
 
-  async #start(key: number, runtime: R, user: SandboxUser | null): Promise<void> {
+  async #start(key: number, runtime: R): Promise<void> {
     if (this.#stopped || this.#idle.has(key) || this.#busy.has(key)) return;
     let sandbox: WarmSandbox;
     try {
-      sandbox = await this.launch(runtime, user);
+      sandbox = await this.launch(runtime);
     } catch (error) {
       this.options.onError?.(error);
-      this.#restartLater(key, runtime, user);
+      this.#restartLater(key, runtime);
       return;
     }
     if (this.#stopped) {
       await this.#discard(sandbox);
       return;
     }
-    const idle: Idle<R> = { sandbox, runtime, user, timer: setTimeout(() => this.#replace(key, idle, false), this.options.maxAgeMs) };
+    const idle: Idle<R> = { sandbox, runtime, timer: setTimeout(() => this.#replace(key, idle, false), this.options.maxAgeMs) };
     idle.timer.unref();
     this.#idle.set(key, idle);
     void sandbox.process.exited.then(() => this.#replace(key, idle, true));
@@ -155,20 +151,20 @@ export class WarmPool<R extends { id: string }> {
       await this.#discard(idle.sandbox);
       if (died) {
         this.options.onError?.(new Error(`a warm sandbox of runtime ${idle.runtime.id} exited while idle`));
-        this.#restartLater(key, idle.runtime, idle.user);
+        this.#restartLater(key, idle.runtime);
       } else {
-        await this.#start(key, idle.runtime, idle.user);
+        await this.#start(key, idle.runtime);
       }
     });
   }
 
-  #restartLater(key: number, runtime: R, user: SandboxUser | null): void {
+  #restartLater(key: number, runtime: R): void {
     if (this.#stopped) return;
     const failures = (this.#failures.get(key) ?? 0) + 1;
     this.#failures.set(key, failures);
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
-      void this.#serial(key, () => this.#start(key, runtime, user));
+      void this.#serial(key, () => this.#start(key, runtime));
     }, Math.min(MAX_RESTART_DELAY_MS, RESTART_DELAY_MS * 2 ** (failures - 1)));
     timer.unref();
     this.#timers.add(timer);
@@ -180,13 +176,14 @@ export class WarmPool<R extends { id: string }> {
   }
 
   async #discard(sandbox: WarmSandbox): Promise<void> {
-    await killAll(sandbox.process.selector);
-    // Bounded: without a user of its own, a grandchild that left the group could hold its pipes open.
+    await sandbox.process.kill();
+    // Bounded: without isolation, a grandchild that left the group could hold its pipes open.
     await Promise.race([sandbox.process.exited, new Promise((done) => setTimeout(done, EXIT_WAIT_MS))]);
+    await sandbox.confinement.release().catch((error: unknown) => this.options.onError?.(error));
     await sandbox.remove().catch((error: unknown) => this.options.onError?.(error));
   }
 
-  /** Runs `task` after every earlier task for the same user: a user's sandboxes are started and killed in order. */
+  /** Runs `task` after every earlier task for the same seat: a seat's sandboxes are started and killed in order. */
   #serial<T>(key: number, task: () => Promise<T>): Promise<T> {
     const previous = this.#queues.get(key) ?? Promise.resolve();
     const next = previous.then(task, task);

@@ -1,0 +1,41 @@
+/**
+ * Fresh user ids for jobs: each job gets one that no running process has,
+ * taken round the range, so a process a job left behind can never find
+ * itself sharing a user with the next job; an id goes back only once the
+ * job's release has seen nothing of it left.
+ */
+import { liveUids } from '../sandbox/process-tree.js';
+import type { SandboxUser } from './isolation.js';
+
+const RETRY_MS = 250;
+
+export class UidPool {
+  readonly #inUse = new Set<number>();
+  #next = 0;
+
+  constructor(
+    private readonly base: number,
+    private readonly count: number,
+  ) {}
+
+  async acquire(signal?: AbortSignal): Promise<SandboxUser> {
+    for (;;) {
+      const live = await liveUids();
+      for (let step = 0; step < this.count; step += 1) {
+        const offset = (this.#next + step) % this.count;
+        const uid = this.base + offset;
+        if (this.#inUse.has(uid) || live.has(uid)) continue;
+        this.#next = (offset + 1) % this.count;
+        this.#inUse.add(uid);
+        return { uid, gid: uid };
+      }
+      // Every id is taken or still has processes (left behind and being killed): wait for one.
+      signal?.throwIfAborted();
+      await new Promise((done) => setTimeout(done, RETRY_MS));
+    }
+  }
+
+  release(user: SandboxUser): void {
+    this.#inUse.delete(user.uid);
+  }
+}
