@@ -3,6 +3,20 @@
 #   docker build -t outpost-agent .
 # The migration image is this file with more runtimes:
 #   docker build --build-arg RUNTIMES="2024.09 2025.04 2026.04" -t outpost-agent:migrate-202409-202604 .
+#
+# Script checks run isolated: each job in PID, mount, IPC and UTS namespaces of
+# its own (bubblewrap, in an unprivileged user namespace; the agent stays the
+# non-root user outpost). Docker's defaults refuse that: its seccomp profile
+# blocks namespace creation and mount, its AppArmor profile blocks mount, and
+# its masked /proc paths keep the sandbox from mounting a /proc of its own.
+# Run the image with (from the repository's root):
+#   docker run --security-opt seccomp=deploy/seccomp/outpost-agent.json \
+#     --security-opt apparmor=unconfined --security-opt systempaths=unconfined \
+#     --cap-add NET_RAW -e API_URL=… -e API_KEY=pl_… outpost-agent
+# (seccomp=unconfined works too; the profile is Docker's default plus the calls
+# bubblewrap needs.) Without these flags the agent starts, logs
+# "script isolation: …" with why namespaces were refused, and refuses script
+# checks (SANDBOX_UNAVAILABLE). docs/security.md has the details.
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 
@@ -27,21 +41,27 @@ LABEL org.opencontainers.image.title="outpost-agent" \
 # tini: PID 1 that forwards signals and reaps the sandboxes' children.
 # chromium: browsers for scripts; redis-server: the embedded queue;
 # iputils-ping: ICMP monitors (needs NET_RAW: docker run --cap-add NET_RAW);
-# util-linux: setpriv, for per-job sandbox users when run as root.
+# bubblewrap: the namespaces script jobs run in; util-linux: prlimit, the
+# jobs' limits, and setpriv, a fresh user per job when the agent runs as root.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini chromium redis-server iputils-ping util-linux ca-certificates \
+ && apt-get install -y --no-install-recommends tini chromium redis-server iputils-ping bubblewrap util-linux ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 
+# /app, the runtimes in it included, is built by root and stays root's: the
+# agent's user and the scripts it runs may read it, never change it, so no
+# script can plant code in a runtime that a later job or the agent loads.
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/dist ./dist
 COPY runtimes ./runtimes
 RUN node dist/cli.js runtimes install ${RUNTIMES} && npm cache clean --force
+# Nothing writable by group or others, whatever modes the build context had
+# (touches only such files, so the layer stays small).
+RUN find /app -perm /022 -exec chmod go-w {} +
 
 # A user of its own; /tmp holds sandboxes and engines, writable on a read-only root.
-RUN useradd --uid 10001 --user-group --home-dir /home/outpost --create-home outpost \
- && chown -R outpost:outpost /app/runtimes
+RUN useradd --uid 10001 --user-group --home-dir /home/outpost --create-home outpost
 USER outpost
 ENV NODE_ENV=production \
     AGENT_HEALTH_PORT=8081 \

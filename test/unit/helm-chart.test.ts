@@ -27,8 +27,8 @@ const REQUIRED = { apiUrl: 'https://monitoring.example.com', apiKeySecret: { api
 const RELEASE = { name: 'outpost', namespace: 'synthetics' };
 const FULLNAME = 'outpost-outpost-agent';
 
-/** Variables the agent reads besides agentEnvSpecs: its error reporting's. */
-const OTHER_AGENT_VARIABLES = ['EXTERNAL_OBSERVABILITY', 'SENTRY_DSN'];
+/** Variables the agent reads besides agentEnvSpecs: its error reporting's, and HOME (npm's cache, set for a root agent). */
+const OTHER_AGENT_VARIABLES = ['EXTERNAL_OBSERVABILITY', 'SENTRY_DSN', 'HOME'];
 /** The queue metrics the agent exports for autoscaling, each with a `lane` label. */
 const LOCATION_ID = '6f1c2a9e-3b7d-4c55-9e21-0a8b4f7d2c13';
 const QUEUE_METRICS = ['outpost_jobs_in_flight', 'outpost_queue_depth', 'outpost_capacity', 'outpost_free_capacity'];
@@ -83,6 +83,16 @@ const SCENARIOS = {
     shutdownGraceSeconds: 570,
   },
   fullnameOverride: { fullnameOverride: 'agents' },
+  users: { sandbox: { isolation: 'users' } },
+  noIsolation: { sandbox: { isolation: 'none' } },
+  unsafe: { sandbox: { isolation: 'none', allowUnsafeNoIsolation: true } },
+  seccompLocalhost: {
+    sandbox: { seccompProfile: { type: 'Localhost', localhostProfile: 'outpost-agent.json' }, appArmorProfile: { type: 'Localhost', localhostProfile: 'outpost-agent' } },
+  },
+  noAppArmor: { sandbox: { appArmorProfile: null } },
+  uptimeUsers: { image: { variant: 'uptime' }, sandbox: { isolation: 'users' } },
+  noNetRaw: { netRaw: false },
+  usersNoNetRaw: { netRaw: false, sandbox: { isolation: 'users' } },
 } satisfies Record<string, Record<string, unknown>>;
 
 /** Renders the chart with the required values plus `overrides`, after checking them against the schema as Helm does. */
@@ -166,7 +176,7 @@ function writablePaths(rendered: Rendered): string[] {
   const env = envOf(rendered);
   const paths = [env.get('TMPDIR')?.value ?? '/tmp'];
   if (envValue(rendered, 'AGENT_MODE') !== 'uptime') {
-    paths.push(imageUser('Dockerfile').home);
+    paths.push(env.get('HOME')?.value ?? imageUser('Dockerfile').home);
     const config = agentConfigOf(rendered);
     paths.push(config.sandbox.directory, config.sandbox.enginesDirectory);
     if (config.sandbox.dependencyCache !== undefined) paths.push(config.sandbox.dependencyCache);
@@ -254,6 +264,16 @@ describe('values.yaml', () => {
     expect(rejected({ redis: { external: { url: 'http://redis:6379' } } })).not.toEqual([]);
     expect(rejected({ keda: { threshold: 0.8 } })).not.toEqual([]);
     expect(rejected({ logLevel: 'TRACE' })).not.toEqual([]);
+    expect(rejected({ sandbox: { isolation: 'auto' } })).not.toEqual([]);
+    expect(rejected({ sandbox: { allowUnsafeNoIsolation: 'true' } })).not.toEqual([]);
+    expect(rejected({ sandbox: { seccompProfile: { type: 'RuntimeDefault' } } })).not.toEqual([]);
+    expect(rejected({ sandbox: { seccompProfile: { type: 'Localhost' } } })).not.toEqual([]);
+    expect(rejected({ sandbox: { seccompProfile: null } })).not.toEqual([]);
+    expect(rejected({ sandbox: { appArmorProfile: { type: 'RuntimeDefault' } } })).not.toEqual([]);
+    expect(rejected({ sandbox: { appArmorProfile: { type: 'Unconfined', localhostProfile: 'x' } } })).not.toEqual([]);
+    expect(rejected({ netRaw: 'yes' })).not.toEqual([]);
+    // Set by sandbox.isolation now, so a value of the old shape is turned away rather than ignored.
+    expect(rejected({ securityContext: { runAsUser: 0 } })).not.toEqual([]);
     expect(rejected({ global: { imageRegistry: 'r.example' } })).toEqual([]);
   });
 
@@ -268,6 +288,9 @@ describe('values.yaml', () => {
     expect(chart.values.jobConcurrency).toBe(agentEnvSpecs.JOB_CONCURRENCY.default);
     expect(chart.values.uptimeConcurrency).toBe(agentEnvSpecs.UPTIME_CONCURRENCY.default);
     expect(chart.values.logLevel).toBe(agentEnvSpecs.LOG_LEVEL.default);
+    // Not the agent's default (auto, whatever the machine allows): the chart sets the pod up for one mode, so it names it.
+    expect(agentEnvSpecs.SANDBOX_ISOLATION.choices).toContain((chart.values.sandbox as { isolation: string }).isolation);
+    expect(chart.values.sandbox).toMatchObject({ isolation: 'namespaces', allowUnsafeNoIsolation: agentEnvSpecs.SANDBOX_ALLOW_UNSAFE_NO_ISOLATION.default });
     const expose = finalStage(parseDockerfile(readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8'))).find((instruction) => instruction.keyword === 'EXPOSE');
     expect(expose?.args).toBe(String(agentEnvSpecs.AGENT_HEALTH_PORT.default));
   });
@@ -341,16 +364,26 @@ describe('with the default values', () => {
 
   it('runs as the image\'s non-root user, with a read-only root and no privileges beyond NET_RAW', () => {
     const { uid } = imageUser('Dockerfile');
-    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: uid, fsGroup: uid, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.securityContext).toMatchObject({ fsGroup: uid });
     expect(agent.securityContext).toMatchObject({
       runAsNonRoot: true,
       runAsUser: uid,
+      runAsGroup: uid,
       readOnlyRootFilesystem: true,
       allowPrivilegeEscalation: false,
       privileged: false,
-      seccompProfile: { type: 'RuntimeDefault' },
     });
     expect(agent.securityContext.capabilities).toEqual({ drop: ['ALL'], add: ['NET_RAW'] });
+  });
+
+  it('isolates script jobs in namespaces: a user namespace of the pod\'s own, an unmasked /proc, profiles that let bubblewrap work', () => {
+    expect(envValue(rendered, 'SANDBOX_ISOLATION')).toBe('namespaces');
+    expect(agentConfigOf(rendered).sandbox).toMatchObject({ isolation: 'namespaces', allowUnsafeNoIsolation: false });
+    expect(envOf(rendered).has('SANDBOX_ALLOW_UNSAFE_NO_ISOLATION')).toBe(false);
+    expect(pod.hostUsers).toBe(false);
+    expect(agent.securityContext).toMatchObject({ procMount: 'Unmasked', seccompProfile: { type: 'Unconfined' }, appArmorProfile: { type: 'Unconfined' } });
+    // Set on the container alone, so nothing at the pod's level contradicts it.
+    for (const key of ['seccompProfile', 'appArmorProfile', 'runAsUser', 'runAsNonRoot']) expect(pod.securityContext, key).not.toHaveProperty(key);
   });
 
   it('lets the non-root agent\'s ping open ICMP sockets', () => {
@@ -359,6 +392,8 @@ describe('with the default values', () => {
     const sysctl = (pod.securityContext.sysctls as { name: string; value: string }[]).find((entry) => entry.name === 'net.ipv4.ping_group_range');
     const [low, high] = sysctl!.value.split(' ').map(Number);
     expect(low! <= uid && uid <= high!).toBe(true);
+    // In a user namespace the pod has ids 0-65535 only, and a bound beyond them makes the runtime fail the pod's start.
+    expect(high).toBeLessThanOrEqual(65535);
   });
 
   it('mounts a volume wherever the agent writes, and nothing else is writable', () => {
@@ -368,6 +403,17 @@ describe('with the default values', () => {
     expect(mounts.map((mount) => mount.mountPath)).toEqual(['/tmp', '/home/outpost', '/var/lib/outpost/sandboxes', '/var/lib/outpost/engines', '/var/lib/outpost/dependency-cache']);
     for (const mount of mounts) expect(volumes.get(mount.name)?.emptyDir, mount.name).toEqual({});
     expect(volumes.size).toBe(mounts.length);
+  });
+
+  it('gives the agent directories inside its volumes, which it can own, rather than the volumes\' own, which are root\'s', () => {
+    // The agent sets the modes of SANDBOX_DIR, ENGINES_DIR and DEPENDENCY_CACHE, which only their owner may.
+    const { sandbox } = agentConfigOf(rendered);
+    const mounts = (agent.volumeMounts as Record<string, any>[]).map((mount) => mount.mountPath as string);
+    for (const path of [sandbox.directory, sandbox.enginesDirectory, sandbox.dependencyCache!]) {
+      expect(mounts, path).not.toContain(path);
+      expect(mounts, path).toContain(path.slice(0, path.lastIndexOf('/')));
+    }
+    expect(pod).not.toHaveProperty('initContainers');
   });
 
   it('mounts no service account token, on the pod or its ServiceAccount', () => {
@@ -415,6 +461,152 @@ describe('the uptime variant', () => {
   it('takes its own repository and tag when given', () => {
     const tagged = render({ image: { variant: 'uptime', uptime: { repository: 'registry.example/outpost-uptime', tag: 'edge' } } });
     expect(agentOf(tagged).image).toBe('registry.example/outpost-uptime:edge');
+  });
+
+  it('runs no scripts, so isolates nothing, whatever sandbox.isolation says', () => {
+    for (const scenario of [SCENARIOS.uptime, SCENARIOS.uptimeUsers, { image: { variant: 'uptime' }, ...SCENARIOS.unsafe }]) {
+      const plain = render(scenario);
+      expect(envValue(plain, 'SANDBOX_ISOLATION')).toBe('none');
+      expect(envOf(plain).has('SANDBOX_ALLOW_UNSAFE_NO_ISOLATION')).toBe(false);
+      expect(agentConfigOf(plain).sandbox.isolation).toBe('none');
+      expect(podOf(plain)).not.toHaveProperty('hostUsers');
+      expect(agentOf(plain).securityContext).toEqual(PLAIN_SECURITY_CONTEXT);
+      expect(unknownEnvNames(plain)).toEqual([]);
+      expect(plain.notes).not.toContain('Script checks');
+    }
+  });
+});
+
+/** The container of a pod that runs no script, or refuses them: the images' user, nothing but NET_RAW, the runtime's default profile. */
+const PLAIN_SECURITY_CONTEXT = {
+  allowPrivilegeEscalation: false,
+  privileged: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  runAsUser: 10001,
+  runAsGroup: 10001,
+  capabilities: { drop: ['ALL'], add: ['NET_RAW'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+describe('script isolation (sandbox.isolation)', () => {
+  /** Every mode's pod, for the checks that hold for all of them. */
+  const modes = {
+    namespaces: render(),
+    users: render(SCENARIOS.users),
+    none: render(SCENARIOS.noIsolation),
+    unsafe: render(SCENARIOS.unsafe),
+  };
+
+  it('always tells the agent which mode, in a variable it accepts, and sets nothing it does not read', () => {
+    for (const [name, rendered] of Object.entries(modes)) {
+      expect(envOf(rendered).has('SANDBOX_ISOLATION'), name).toBe(true);
+      expect(agentConfigOf(rendered).sandbox.isolation, name).toBe(name === 'unsafe' ? 'none' : name);
+      expect(unknownEnvNames(rendered), name).toEqual([]);
+      expect(unmountedWritablePaths(rendered), name).toEqual([]);
+      // Whatever the mode: no privilege escalation, never privileged, a read-only root, every capability dropped first.
+      expect(agentOf(rendered).securityContext, name).toMatchObject({ allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true });
+      expect(agentOf(rendered).securityContext.capabilities.drop, name).toEqual(['ALL']);
+    }
+  });
+
+  it('namespaces: non-root, with a user namespace, an unmasked /proc and the seccomp and AppArmor profiles of the values', () => {
+    const pod = podOf(modes.namespaces);
+    expect(pod.hostUsers).toBe(false);
+    expect(agentOf(modes.namespaces).securityContext).toEqual({
+      ...PLAIN_SECURITY_CONTEXT,
+      procMount: 'Unmasked',
+      seccompProfile: { type: 'Unconfined' },
+      appArmorProfile: { type: 'Unconfined' },
+    });
+  });
+
+  it('namespaces with the shipped seccomp profile installed on the nodes, and a Localhost AppArmor profile', () => {
+    const rendered = render(SCENARIOS.seccompLocalhost);
+    expect(agentOf(rendered).securityContext).toMatchObject({
+      procMount: 'Unmasked',
+      seccompProfile: { type: 'Localhost', localhostProfile: 'outpost-agent.json' },
+      appArmorProfile: { type: 'Localhost', localhostProfile: 'outpost-agent' },
+    });
+    // The name the values suggest is the file the repository ships.
+    expect(readFileSync(resolve(CHART_DIR, 'values.yaml'), 'utf8')).toContain('localhostProfile: outpost-agent.json');
+    expect(JSON.parse(readFileSync(resolve(ROOT, 'deploy/seccomp/outpost-agent.json'), 'utf8'))).toHaveProperty('syscalls');
+  });
+
+  it('namespaces on nodes without AppArmor: no AppArmor field at all', () => {
+    const rendered = render(SCENARIOS.noAppArmor);
+    expect(agentOf(rendered).securityContext).not.toHaveProperty('appArmorProfile');
+    expect(agentOf(rendered).securityContext).toMatchObject({ procMount: 'Unmasked', seccompProfile: { type: 'Unconfined' } });
+  });
+
+  it('users: root with exactly the capabilities a fresh user per job needs, and the runtime\'s default profiles', () => {
+    const rendered = modes.users;
+    expect(podOf(rendered)).not.toHaveProperty('hostUsers');
+    expect(agentOf(rendered).securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: false,
+      runAsUser: 0,
+      runAsGroup: 0,
+      // SETUID, SETGID: become the job's user; SETPCAP: empty its bounding set; KILL: end its processes;
+      // CHOWN, DAC_OVERRIDE, FOWNER: give it its directories and remove them after.
+      capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'SETGID', 'SETPCAP', 'SETUID', 'NET_RAW'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    // Root's own home is on the read-only root: npm's cache goes to the home volume instead.
+    expect(envValue(rendered, 'HOME')).toBe('/home/outpost');
+    expect(agentOf(rendered).volumeMounts).toContainEqual({ name: 'home', mountPath: '/home/outpost' });
+    expect(envOf(modes.namespaces).has('HOME')).toBe(false);
+  });
+
+  it('users: closes the agent\'s volumes to the jobs\' users first, since an emptyDir is writable by all', () => {
+    for (const scenario of [SCENARIOS.users, { ...SCENARIOS.users, dependencyCache: { enabled: false } }]) {
+      const rendered = render(scenario);
+      const [init, ...more] = podOf(rendered).initContainers as Record<string, any>[];
+      expect(more).toEqual([]);
+      expect(init!.image).toBe(agentOf(rendered).image);
+      // Root, as the volumes' owner, with no capability at all.
+      expect(init!.securityContext).toMatchObject({ runAsUser: 0, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      expect(init!.securityContext.capabilities).not.toHaveProperty('add');
+      // Every volume the agent has, at the same place; /tmp sticky, the home the agent's alone, the rest closed to writes by others.
+      const agentMounts = agentOf(rendered).volumeMounts as Record<string, any>[];
+      expect(init!.volumeMounts).toEqual(agentMounts);
+      const script = (init!.command as string[]).join(' ');
+      expect(script).toMatch(/^\/bin\/sh -c chmod 1777 \/tmp && chmod 700 \/home\/outpost && chmod 755 /);
+      for (const mount of agentMounts.slice(2)) expect(script, mount.mountPath).toContain(` ${mount.mountPath as string}`);
+    }
+    for (const rendered of [modes.namespaces, modes.none, modes.unsafe]) expect(podOf(rendered)).not.toHaveProperty('initContainers');
+  });
+
+  it('none: the plain non-root pod, and script checks refused unless the unsafe variable is asked for', () => {
+    for (const rendered of [modes.none, modes.unsafe]) {
+      expect(podOf(rendered)).not.toHaveProperty('hostUsers');
+      expect(agentOf(rendered).securityContext).toEqual(PLAIN_SECURITY_CONTEXT);
+      expect(envValue(rendered, 'SANDBOX_ISOLATION')).toBe('none');
+    }
+    expect(envOf(modes.none).has('SANDBOX_ALLOW_UNSAFE_NO_ISOLATION')).toBe(false);
+    expect(agentConfigOf(modes.none).sandbox.allowUnsafeNoIsolation).toBe(false);
+    expect(envValue(modes.unsafe, 'SANDBOX_ALLOW_UNSAFE_NO_ISOLATION')).toBe('true');
+    expect(agentConfigOf(modes.unsafe).sandbox.allowUnsafeNoIsolation).toBe(true);
+  });
+
+  it('netRaw false drops NET_RAW too, and leaves what users needs', () => {
+    expect(agentOf(render(SCENARIOS.noNetRaw)).securityContext.capabilities).toEqual({ drop: ['ALL'] });
+    expect(agentOf(render(SCENARIOS.usersNoNetRaw)).securityContext.capabilities).toEqual({
+      drop: ['ALL'],
+      add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'SETGID', 'SETPCAP', 'SETUID'],
+    });
+  });
+
+  it('says in its notes what the mode means and how to see which isolation runs', () => {
+    expect(modes.namespaces.notes).toContain('hostUsers: false');
+    expect(modes.namespaces.notes).toContain('script isolation:');
+    expect(modes.namespaces.notes).toContain('outpost_sandbox_isolation');
+    expect(modes.users.notes).toContain('fresh user id');
+    expect(modes.none.notes).toContain('SANDBOX_UNAVAILABLE');
+    expect(modes.unsafe.notes).toMatch(/^WARNING: script checks run without isolation/m);
+    for (const rendered of Object.values(modes)) expect(rendered.notes).not.toContain(KEY);
   });
 });
 
@@ -713,6 +905,20 @@ describe('values that cannot work fail the render with a message', () => {
     expect(failure({ keda: { enabled: true, serverAddress: 'http://prometheus:9090', source: 'service' } })).toMatch(/keda\.source service needs keda\.privateLocationId/);
   });
 
+  it('the unsafe variable asked for with an isolation mode other than none', () => {
+    expect(failure({ sandbox: { allowUnsafeNoIsolation: true } })).toMatch(/sandbox\.allowUnsafeNoIsolation is true but sandbox\.isolation is namespaces/);
+    expect(failure({ sandbox: { isolation: 'users', allowUnsafeNoIsolation: true } })).toMatch(/only for isolation none/);
+  });
+
+  it('the isolation variables set through env, behind the pod settings\' back', () => {
+    expect(failure({ env: [{ name: 'SANDBOX_ISOLATION', value: 'none' }] })).toMatch(/env sets SANDBOX_ISOLATION.*set sandbox\.isolation/);
+    expect(failure({ env: [{ name: 'SANDBOX_ALLOW_UNSAFE_NO_ISOLATION', value: 'true' }] })).toMatch(/env sets SANDBOX_ALLOW_UNSAFE_NO_ISOLATION/);
+  });
+
+  it('an unknown isolation mode, when the schema is not there to stop it first', () => {
+    expect(failure({ sandbox: { isolation: 'auto' } }, { schema: false })).toMatch(/sandbox\.isolation must be namespaces, users or none, not "auto"/);
+  });
+
   it('an unknown image variant, when the schema is not there to stop it first', () => {
     expect(failure({ image: { variant: 'browser' } }, { schema: false })).toMatch(/image\.variant must be full or uptime, not "browser"/);
   });
@@ -731,8 +937,8 @@ describe('these checks catch a broken chart', () => {
   });
 
   it('a writable directory left on the read-only root', () => {
-    const broken = withTemplate('templates/deployment.yaml', (source) => source.replace('mountPath: /var/lib/outpost/engines', 'mountPath: /var/lib/outpost/engine'));
-    expect(unmountedWritablePaths(renderChart(broken, REQUIRED, RELEASE))).toEqual(['/var/lib/outpost/engines']);
+    const broken = withTemplate('templates/deployment.yaml', (source) => source.replaceAll('mountPath: /var/lib/outpost/engines', 'mountPath: /var/lib/outpost/engine'));
+    expect(unmountedWritablePaths(renderChart(broken, REQUIRED, RELEASE))).toEqual(['/var/lib/outpost/engines/installed']);
   });
 
   it('output that is not YAML, or YAML with a key twice', () => {
