@@ -3,9 +3,10 @@
  * `check/`, the agent's Playwright config beside it, owned by the sandbox
  * user and nobody else, removed when the job ends.
  */
-import { chmod, chown, lchown, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, lchown, mkdir, mkdtemp, readdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { InvalidSettingsError } from '../../errors/index.js';
+import { removeTree } from '../sandbox/remove-tree.js';
 import type { SandboxUser } from '../isolation/isolation.js';
 
 export interface DependencyFile {
@@ -58,7 +59,7 @@ export async function reserveJobDirectory(options: {
   extraFiles?: Record<string, string>;
 }): Promise<JobDirectory> {
   const root = await mkdtemp(join(options.sandboxRoot, 'job-'));
-  const remove = () => rm(root, { recursive: true, force: true, maxRetries: 3 });
+  const remove = () => removeTree(root);
   try {
     await chmod(root, 0o700);
     // Module lookups stop here instead of walking up into directories the sandbox may not read.

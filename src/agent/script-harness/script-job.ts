@@ -6,7 +6,7 @@
  * following the script's links, its artifacts copied out, scrubbed and
  * uploaded, its result scrubbed, and its errored result.
  */
-import { chmod, chown, lchown, lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, chown, lchown, lstat, mkdtemp, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { OutpostError, ScriptDiskError, ScriptError, ScriptMemoryError, ScriptTimeoutError } from '../../errors/index.js';
 import type { ArtifactRef, Job, Result } from '../../protocol/agent-api.js';
@@ -14,6 +14,7 @@ import type { Confinement, JobLimits, SandboxView } from '../isolation/isolation
 import { resultFrame } from '../result-frame.js';
 import { truncateLine } from '../sandbox/log-lines.js';
 import { readContainedFile } from '../sandbox/contained-file.js';
+import { removeTree } from '../sandbox/remove-tree.js';
 import { sandboxEnvironment } from '../sandbox/sandbox-environment.js';
 import { runSandboxed, superviseSandbox, type SandboxProcess, type SandboxRunOutcome } from '../sandbox/sandbox-process.js';
 import type { ResultScrubber } from './scrubbers.js';
@@ -196,7 +197,7 @@ export class ScriptJob {
   /** After the job: its processes and identity released, its directories removed. */
   async finish(): Promise<void> {
     await this.#confinement?.release();
-    await Promise.all(this.#directories.map((root) => rm(root, { recursive: true, force: true, maxRetries: 3 })));
+    await Promise.all(this.#directories.map((root) => removeTree(root)));
   }
 }
 
