@@ -1,27 +1,28 @@
 /**
- * The Playwright suite runner against real parts: a real service serving the
- * code bundle, engines installed from the npm registry, the fixture project's
- * dependencies installed with npm ci, Debian's Chromium, a target on loopback.
+ * The Playwright suite runner against real parts, through the script harness
+ * under each isolation backend this machine can run: a real service serving
+ * the code bundle, engines installed from the npm registry, the fixture
+ * project's dependencies installed with npm ci, Debian's Chromium, a target
+ * on loopback.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { create as createTar } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareSandboxRoot } from '../../src/agent/multistep/job-directory.js';
+import type { IsolationKind } from '../../src/agent/isolation/isolation.js';
 import { EngineCache } from '../../src/agent/playwright-suite/engines.js';
 import { entryProblem } from '../../src/agent/playwright-suite/code-bundle.js';
-import { runPlaywrightSuite, type SuiteContext } from '../../src/agent/playwright-suite/suite-runner.js';
-import { SandboxIdentities } from '../../src/agent/sandbox/sandbox-user.js';
-import { createJobScrubber } from '../../src/agent/script-scrubber.js';
 import { ServiceClient } from '../../src/agent/service-client.js';
 import { Secret } from '../../src/config/secret.js';
-import type { ArtifactRef, Job, Result } from '../../src/protocol/agent-api.js';
+import type { Job, Result } from '../../src/protocol/agent-api.js';
 import type { PlaywrightSettings } from '../../src/protocol/playwright-settings.js';
+import { SCRUB_MARKER } from '../../src/scrub/marker.js';
+import { isolationProblem, processesOfUids, startTestHarness, type TestHarness, type UploadedArtifact } from '../support/script-harness.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const FIXTURE = join(import.meta.dirname, '../fixtures/playwright-suite');
@@ -29,17 +30,33 @@ const SECRET = 'suite-token-7c1e-secret';
 const CHROMIUM = '/usr/bin/chromium';
 // Kept between runs: an engine is installed once per machine, as on an agent.
 const ENGINES = join(tmpdir(), 'outpost-test-engines');
+/** Each kind has a block of 100 user ids; its harness takes the first 20. */
+/**
+ * Under the backend the images run: what differs between backends (identity,
+ * what a job sees, how it ends) is tested per backend in multistep-runner,
+ * isolation-backends and the hostile scripts; these runners are the same code
+ * on either, and running them twice would double the suite's slowest files.
+ */
+const KINDS: { kind: IsolationKind; uidBase: number }[] = [
+  { kind: 'namespaces', uidBase: 63400 },
+];
+const UID_COUNT = 20;
+const UID_BLOCK = 100;
 
 let service: TestService;
 let client: ServiceClient;
 let server: Server;
 let targetUrl: string;
 let work: string;
-let sandboxRoot: string;
-let dependencyCache: string;
 const engines = new EngineCache(ENGINES, process.env);
-const identities = new SandboxIdentities({ uidBase: 61300, slots: 2, isolate: true });
 const bundles: Record<string, { id: string; sha256: string; size: number }> = {};
+
+const probeRoot = await mkdtemp(join(tmpdir(), 'outpost-suite-probe-'));
+// The trial's user must get through to its directory, as to any sandbox root.
+await chmod(probeRoot, 0o711);
+const problems = new Map<IsolationKind, string | undefined>();
+for (const { kind } of KINDS) problems.set(kind, await isolationProblem(kind, join(probeRoot, kind)));
+await rm(probeRoot, { recursive: true, force: true });
 
 async function upload(name: string, file: string): Promise<void> {
   const bytes = await readFile(file);
@@ -64,9 +81,6 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'outpost-suite-test-'));
   // As /tmp is for an agent's sandbox root: sandbox users reach it (Bun also reads it, when finding its cwd).
   await chmod(work, 0o755);
-  sandboxRoot = join(work, 'sandboxes');
-  await prepareSandboxRoot(sandboxRoot);
-  dependencyCache = join(work, 'dependency-cache');
   service = await startTestService('pglite');
   const location = await service.privateLocation();
   client = new ServiceClient(service.url, new Secret(location.rawKey));
@@ -134,168 +148,190 @@ function job(settings: Partial<PlaywrightSettings> = {}, variables: Job['environ
   };
 }
 
-interface Uploaded {
-  ref: ArtifactRef;
-  content: Buffer;
+/** The check's own corner of the dependency cache, as the runner names it. */
+function checkCache(dependencyCache: string, checkId: string): string {
+  return join(dependencyCache, `check-${createHash('sha256').update(checkId).digest('hex').slice(0, 16)}`);
 }
 
-async function run(suiteJob: Job, signal: AbortSignal = new AbortController().signal): Promise<{ result: Result; uploads: Uploaded[] }> {
-  const uploads: Uploaded[] = [];
-  const scrubber = createJobScrubber([SECRET], { sensitiveHeaders: true });
-  const context: SuiteContext = {
-    engines,
-    client,
-    identities,
-    sandboxRoot,
-    memoryLimitBytes: 2765 * 1024 * 1024,
-    serviceSecrets: {},
-    // What the agent's own environment passes on: the machine's CA bundle, for the registry.
-    agentEnv: process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {},
-    chromiumPath: existsSync(CHROMIUM) ? CHROMIUM : undefined,
-    dependencyCache,
-    scrub: scrubber,
-    upload: async (name, contentType, path) => {
-      const scrubbed = `${path}.scrubbed`;
-      await scrubber.file(path, scrubbed, contentType);
-      const content = await readFile(scrubbed);
-      const ref = { name, contentType, size: content.length, uploaded: true, error: null };
-      uploads.push({ ref, content });
-      return ref;
-    },
-    signal,
-  };
-  const result = await runPlaywrightSuite(suiteJob, 'agent-under-test', context);
-  return { result, uploads };
-}
+it('says ENGINE_INSTALL_FAILED when an engine cannot be installed', async () => {
+  const broken = new EngineCache(join(work, 'broken-engines'), process.env, '/bin/false');
+  await expect(broken.resolve('NODE_22')).rejects.toMatchObject({ code: 'ENGINE_INSTALL_FAILED' });
+});
 
-describe('Playwright suite runner', () => {
-  it('installs, runs every test on NODE_24 with Debian\'s Chromium, and reports each test, the report and the traces', async () => {
-    const { result, uploads } = await run(job());
-    expect(result.error, JSON.stringify(result.logs.slice(-15))).toBeNull();
-    expect(result).toMatchObject({ checkType: 'PLAYWRIGHT', hasErrors: false, hasFailures: false, isDegraded: false });
-    const details = result.details as { engine: string; engineVersion: string; stats: object; tests: { title: string; project: string; status: string; durationMs: number }[] };
-    expect(details.engine).toBe('NODE_24');
-    expect(details.engineVersion).toBe('v24.13.1');
-    expect(details.stats).toEqual({ expected: 3, unexpected: 0, flaky: 0, skipped: 0 });
-    expect(details.tests.map(({ title, project, status }) => ({ title, project, status }))).toEqual(
-      expect.arrayContaining([
-        { title: 'health answers ok', project: 'api', status: 'passed' },
-        { title: 'status is what the suite expects', project: 'api', status: 'passed' },
-        { title: 'home page shows its title', project: 'chromium', status: 'passed' },
-      ]),
-    );
-    const names = uploads.map((upload) => upload.ref.name);
-    expect(names[0]).toBe('report.json');
-    expect(names.filter((name) => name.endsWith('.zip'))).toHaveLength(3);
-    expect(names.some((name) => name.includes('chromium') && name.endsWith('.png'))).toBe(true);
-    expect(result.artifacts.map((artifact) => artifact.name)).toEqual(names);
-    // The secret was printed by a test and sent as a header: it is nowhere in what leaves.
-    expect(JSON.stringify(result)).not.toContain(SECRET);
-    for (const upload of uploads) expect(upload.content.includes(SECRET)).toBe(false);
-    expect(uploads[0]!.content.toString('utf8')).toContain('called with token *****');
-    expect(result.logs.some((line) => line.message.includes('npm ci: done'))).toBe(true);
-    expect(result.logs.some((line) => line.message.includes('3 passed'))).toBe(true);
-    // The dependency cache was filled by the slot's user, for the next run.
-    expect(readdirSync(dependencyCache).some((user) => /^uid-613\d\d$/.test(user) && existsSync(join(dependencyCache, user, 'npm')))).toBe(true);
-  }, 300_000);
+it('refuses bundle entries that climb out of the project or link out of it', () => {
+  expect(entryProblem({ path: '/etc/cron.d/x', type: 'File', linkpath: '' })).toContain('absolute');
+  expect(entryProblem({ path: 'a/../../x', type: 'File', linkpath: '' })).toContain('..');
+  expect(entryProblem({ path: 'a/link', type: 'SymbolicLink', linkpath: '../../x' })).toContain('outside');
+  expect(entryProblem({ path: 'a/link', type: 'SymbolicLink', linkpath: '../b' })).toBeUndefined();
+  expect(entryProblem({ path: 'dev', type: 'CharacterDevice', linkpath: '' })).toContain('CharacterDevice');
+});
 
-  it('runs on BUN_1_3: bun installs the dependencies, bunx runs the tests', async () => {
-    const { result } = await run(job({ engine: 'BUN_1_3', installCommand: 'bun install', testCommand: 'bunx playwright test', pwProjects: ['api'] }));
-    expect(result.error, JSON.stringify(result.logs.slice(-10))).toBeNull();
-    expect(result.details).toMatchObject({ engine: 'BUN_1_3', engineVersion: '1.3.14', stats: { expected: 2, unexpected: 0 } });
-    // Slots take turns: whichever sandbox user ran it has Bun's cache in its own directory.
-    expect(readdirSync(dependencyCache).some((user) => existsSync(join(dependencyCache, user, 'bun')))).toBe(true);
-  }, 300_000);
+describe.each(KINDS)('Playwright suite runner under $kind isolation', ({ kind, uidBase }) => {
+  const problem = problems.get(kind);
+  const name = problem ? `(cannot run here: ${problem})` : 'with a fresh user id per job';
 
-  it('runs only the tests with the tags asked for, and only the projects asked for', async () => {
-    const tagged = await run(job({ pwTags: ['@browser'] }));
-    expect(tagged.result.hasFailures).toBe(false);
-    expect((tagged.result.details.tests as { title: string }[]).map((test) => test.title)).toEqual(['home page shows its title']);
-    const projected = await run(job({ pwProjects: ['api'] }));
-    expect((projected.result.details.tests as { project: string }[]).map((test) => test.project)).toEqual(['api', 'api']);
-    const none = await run(job({ pwTags: ['@nothing-has-this'] }));
-    expect(none.result).toMatchObject({ hasErrors: true, error: { code: 'SCRIPT_ERROR' } });
-    expect(none.result.error!.message).toContain('pwProjects and pwTags');
-  }, 300_000);
+  describe.skipIf(problem !== undefined)(name, () => {
+    let t: TestHarness;
+    let sandboxRoot: string;
+    let dependencyCache: string;
 
-  it('fails the check when a test fails, naming the test and its error', async () => {
-    const { result } = await run(job({ pwProjects: ['api'] }, [{ key: 'EXPECTED_STATUS', value: 'red', secret: false }]));
-    expect(result).toMatchObject({ hasFailures: true, hasErrors: false, error: { code: 'SCRIPT_FAILED' } });
-    expect(result.error!.message).toContain('1 of 2 tests failed');
-    expect(result.error!.message).toContain('status is what the suite expects');
-    const failed = (result.details.tests as { title: string; status: string; error?: string }[]).find((test) => test.status === 'failed');
-    expect(failed?.error).toContain('red');
-  }, 300_000);
-
-  it('refuses a bundle whose SHA-256 is not the job\'s, before anything runs', async () => {
-    const suiteJob = job();
-    (suiteJob.settings as PlaywrightSettings).bundle.sha256 = '0'.repeat(64);
-    const { result, uploads } = await run(suiteJob);
-    expect(result).toMatchObject({ hasErrors: true, error: { code: 'CODE_BUNDLE_CHECKSUM_MISMATCH' } });
-    expect(uploads).toEqual([]);
-  }, 60_000);
-
-  it('refuses a bundle with an entry climbing out of the project, or a link to the machine\'s files', async () => {
-    for (const name of ['climbing', 'linking']) {
-      const bundle = bundles[name]!;
-      const { result } = await run(job({ bundle: { ...bundle, url: `/v1/agent/code-bundles/${bundle.id}` } }));
-      expect(result).toMatchObject({ hasErrors: true, error: { code: 'CODE_BUNDLE_INVALID' } });
-    }
-    expect(existsSync(join(sandboxRoot, 'outside.txt'))).toBe(false);
-    expect(entryProblem({ path: '/etc/cron.d/x', type: 'File', linkpath: '' })).toContain('absolute');
-    expect(entryProblem({ path: 'a/../../x', type: 'File', linkpath: '' })).toContain('..');
-    expect(entryProblem({ path: 'a/link', type: 'SymbolicLink', linkpath: '../../x' })).toContain('outside');
-    expect(entryProblem({ path: 'a/link', type: 'SymbolicLink', linkpath: '../b' })).toBeUndefined();
-    expect(entryProblem({ path: 'dev', type: 'CharacterDevice', linkpath: '' })).toContain('CharacterDevice');
-  }, 60_000);
-
-  it('never reads or uploads a file outside the job\'s directory that the suite points its report at', async () => {
-    const forged = JSON.stringify({
-      suites: [{ title: 'x.spec.js', specs: [{ title: 'forged', file: 'x.spec.js', tests: [{ projectName: 'p', status: 'expected', results: [{ status: 'passed', duration: 1, attachments: [{ name: 'trace', contentType: 'text/plain', path: '/etc/shadow' }] }] }] }] }],
-      errors: [],
-      stats: { expected: 1, unexpected: 0, flaky: 0, skipped: 0, duration: 1 },
+    beforeAll(async () => {
+      // Short: Chromium's singleton socket lives under the job's directory, and a socket path has at most 107 bytes.
+      sandboxRoot = join(work, kind);
+      dependencyCache = join(work, `${kind}-dependency-cache`);
+      t = await startTestHarness({
+        isolation: kind,
+        sandboxRoot,
+        uidBase,
+        uidCount: UID_COUNT,
+        memoryLimitBytes: 2765 * 1024 * 1024,
+        chromiumPath: CHROMIUM,
+        client,
+        engines,
+        sandbox: { enginesDirectory: ENGINES, dependencyCache },
+        // What the agent's own environment passes on: the machine's CA bundle, for the registry.
+        agentEnv: process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {},
+      });
+      expect(t.backend.kind).toBe(kind);
+      expect(t.harness.checkTypes).toContain('PLAYWRIGHT');
     });
-    // `; true` takes the arguments the agent appends.
-    const pointing = await run(job({ installCommand: 'true', testCommand: `printf '%s' '${forged}' > "$HOME/report.json"; true` }));
-    expect(pointing.result.error).toBeNull();
-    expect(pointing.uploads.map((upload) => upload.ref.name)).toEqual(['report.json']);
-    const linked = await run(job({ installCommand: 'true', testCommand: 'ln -s /etc/shadow "$HOME/report.json"; true' }));
-    expect(linked.result).toMatchObject({ hasErrors: true, error: { code: 'SCRIPT_ERROR' } });
-    expect(linked.uploads).toEqual([]);
-    const shadow = await readFile('/etc/shadow', 'utf8');
-    expect(JSON.stringify([pointing, linked])).not.toContain(shadow.split(':')[1] || 'root:');
-  }, 60_000);
 
-  it('says ENGINE_INSTALL_FAILED when an engine cannot be installed', async () => {
-    const broken = new EngineCache(join(work, 'broken-engines'), process.env, '/bin/false');
-    await expect(broken.resolve('NODE_22')).rejects.toMatchObject({ code: 'ENGINE_INSTALL_FAILED' });
-  });
+    afterAll(async () => {
+      await t?.stop();
+      // Nothing of any suite runs any more, whichever user id it had; and no job directory is left.
+      expect(await processesOfUids(uidBase, UID_BLOCK)).toEqual([]);
+      if (sandboxRoot) expect(await readdir(sandboxRoot)).toEqual([]);
+    });
 
-  it('runs on NODE_22 and NODE_26 as well', async () => {
-    for (const [engine, version] of [['NODE_22', 'v22.23.3'], ['NODE_26', 'v26.10.0']] as const) {
-      const { result } = await run(job({ engine, pwProjects: ['api'] }));
-      expect(result.error, `${engine}: ${JSON.stringify(result.logs.slice(-5))}`).toBeNull();
-      expect(result.details).toMatchObject({ engine, engineVersion: version, stats: { expected: 2 } });
+    async function run(suiteJob: Job, signal?: AbortSignal): Promise<{ result: Result; uploads: UploadedArtifact[] }> {
+      const result = await t.run(suiteJob, signal);
+      return { result, uploads: t.uploads.filter((upload) => upload.jobId === suiteJob.jobId) };
     }
-  }, 300_000);
 
-  it('says so when the install command fails', async () => {
-    const { result } = await run(job({ installCommand: 'echo "no registry today" >&2; exit 3' }));
-    expect(result).toMatchObject({ hasErrors: true, error: { code: 'DEPENDENCY_INSTALL_FAILED' } });
-    expect(result.error!.message).toContain('no registry today');
-  }, 60_000);
+    it('installs, runs every test on NODE_24 with Debian\'s Chromium, and reports each test, the report and the traces', async () => {
+      const suiteJob = job();
+      const { result, uploads } = await run(suiteJob);
+      expect(result.error, JSON.stringify(result.logs.slice(-15))).toBeNull();
+      expect(result).toMatchObject({ checkType: 'PLAYWRIGHT', hasErrors: false, hasFailures: false, isDegraded: false });
+      const details = result.details as { engine: string; engineVersion: string; stats: object; tests: { title: string; project: string; status: string; durationMs: number }[] };
+      expect(details.engine).toBe('NODE_24');
+      expect(details.engineVersion).toBe('v24.13.1');
+      expect(details.stats).toEqual({ expected: 3, unexpected: 0, flaky: 0, skipped: 0 });
+      expect(details.tests.map(({ title, project, status }) => ({ title, project, status }))).toEqual(
+        expect.arrayContaining([
+          { title: 'health answers ok', project: 'api', status: 'passed' },
+          { title: 'status is what the suite expects', project: 'api', status: 'passed' },
+          { title: 'home page shows its title', project: 'chromium', status: 'passed' },
+        ]),
+      );
+      const names = uploads.map((upload) => upload.name);
+      expect(names[0]).toBe('report.json');
+      expect(names.filter((uploaded) => uploaded.endsWith('.zip'))).toHaveLength(3);
+      expect(names.some((uploaded) => uploaded.includes('chromium') && uploaded.endsWith('.png'))).toBe(true);
+      expect(result.artifacts.map((artifact) => artifact.name)).toEqual(names);
+      expect(result.artifacts.every((artifact) => artifact.uploaded)).toBe(true);
+      // The secret was printed by a test and sent as a header: it is nowhere in what leaves.
+      expect(JSON.stringify(result)).not.toContain(SECRET);
+      for (const upload of uploads) expect(upload.bytes.includes(SECRET)).toBe(false);
+      expect(uploads[0]!.bytes.toString('utf8')).toContain(`called with token ${SCRUB_MARKER}`);
+      expect(result.logs.some((line) => line.message.includes('npm ci: done'))).toBe(true);
+      expect(result.logs.some((line) => line.message.includes('3 passed'))).toBe(true);
+      // The dependency cache was filled by the job, in the check's own corner, for the check's next run.
+      expect(existsSync(join(checkCache(dependencyCache, suiteJob.checkId), 'npm'))).toBe(true);
+    }, 300_000);
 
-  it('stops a run when it is cancelled, and reports it cancelled', async () => {
-    const abort = new AbortController();
-    setTimeout(() => abort.abort(), 3000);
-    const started = Date.now();
-    const { result } = await run(job({ installCommand: 'sleep 120' }), abort.signal);
-    expect(Date.now() - started).toBeLessThan(30_000);
-    expect(result).toMatchObject({ isCancelled: true, aborted: true, hasErrors: true });
-  }, 60_000);
+    it('runs on BUN_1_3: bun installs the dependencies, bunx runs the tests', async () => {
+      const suiteJob = job({ engine: 'BUN_1_3', installCommand: 'bun install', testCommand: 'bunx playwright test', pwProjects: ['api'] });
+      const { result } = await run(suiteJob);
+      expect(result.error, JSON.stringify(result.logs.slice(-10))).toBeNull();
+      expect(result.details).toMatchObject({ engine: 'BUN_1_3', engineVersion: '1.3.14', stats: { expected: 2, unexpected: 0 } });
+      // Bun's cache is in the check's own corner too.
+      expect(existsSync(join(checkCache(dependencyCache, suiteJob.checkId), 'bun'))).toBe(true);
+    }, 300_000);
 
-  it('stops a run at the job\'s timeout', async () => {
-    const { result } = await run({ ...job({ installCommand: 'sleep 120' }), timeoutSeconds: 4 });
-    expect(result).toMatchObject({ hasErrors: true, error: { code: 'SCRIPT_TIMEOUT' } });
-  }, 60_000);
+    it('runs only the tests with the tags asked for, and only the projects asked for', async () => {
+      const tagged = await run(job({ pwTags: ['@browser'] }));
+      expect(tagged.result.hasFailures).toBe(false);
+      expect((tagged.result.details.tests as { title: string }[]).map((test) => test.title)).toEqual(['home page shows its title']);
+      const projected = await run(job({ pwProjects: ['api'] }));
+      expect((projected.result.details.tests as { project: string }[]).map((test) => test.project)).toEqual(['api', 'api']);
+      const none = await run(job({ pwTags: ['@nothing-has-this'] }));
+      expect(none.result).toMatchObject({ hasErrors: true, error: { code: 'SCRIPT_ERROR' } });
+      expect(none.result.error!.message).toContain('pwProjects and pwTags');
+    }, 300_000);
+
+    it('fails the check when a test fails, naming the test and its error', async () => {
+      const { result } = await run(job({ pwProjects: ['api'] }, [{ key: 'EXPECTED_STATUS', value: 'red', secret: false }]));
+      expect(result).toMatchObject({ hasFailures: true, hasErrors: false, error: { code: 'SCRIPT_FAILED' } });
+      expect(result.error!.message).toContain('1 of 2 tests failed');
+      expect(result.error!.message).toContain('status is what the suite expects');
+      const failed = (result.details.tests as { title: string; status: string; error?: string }[]).find((test) => test.status === 'failed');
+      expect(failed?.error).toContain('red');
+    }, 300_000);
+
+    it('refuses a bundle whose SHA-256 is not the job\'s, before anything runs', async () => {
+      const suiteJob = job();
+      (suiteJob.settings as PlaywrightSettings).bundle.sha256 = '0'.repeat(64);
+      const { result, uploads } = await run(suiteJob);
+      expect(result).toMatchObject({ hasErrors: true, error: { code: 'CODE_BUNDLE_CHECKSUM_MISMATCH' } });
+      expect(uploads).toEqual([]);
+    }, 60_000);
+
+    it('refuses a bundle with an entry climbing out of the project, or a link to the machine\'s files', async () => {
+      for (const bundleName of ['climbing', 'linking']) {
+        const bundle = bundles[bundleName]!;
+        const { result } = await run(job({ bundle: { ...bundle, url: `/v1/agent/code-bundles/${bundle.id}` } }));
+        expect(result).toMatchObject({ hasErrors: true, error: { code: 'CODE_BUNDLE_INVALID' } });
+      }
+      expect(existsSync(join(sandboxRoot, 'outside.txt'))).toBe(false);
+    }, 60_000);
+
+    it('never reads or uploads a file outside the job\'s directory that the suite points its report at', async () => {
+      const forged = JSON.stringify({
+        suites: [{ title: 'x.spec.js', specs: [{ title: 'forged', file: 'x.spec.js', tests: [{ projectName: 'p', status: 'expected', results: [{ status: 'passed', duration: 1, attachments: [{ name: 'trace', contentType: 'text/plain', path: '/etc/shadow' }] }] }] }] }],
+        errors: [],
+        stats: { expected: 1, unexpected: 0, flaky: 0, skipped: 0, duration: 1 },
+      });
+      // `; true` takes the arguments the agent appends.
+      const pointing = await run(job({ installCommand: 'true', testCommand: `printf '%s' '${forged}' > "$HOME/report.json"; true` }));
+      expect(pointing.result.error).toBeNull();
+      expect(pointing.uploads.map((upload) => upload.name)).toEqual(['report.json']);
+      const linked = await run(job({ installCommand: 'true', testCommand: 'ln -s /etc/shadow "$HOME/report.json"; true' }));
+      expect(linked.result).toMatchObject({ hasErrors: true, error: { code: 'SCRIPT_ERROR' } });
+      expect(linked.uploads).toEqual([]);
+      const shadow = await readFile('/etc/shadow', 'utf8');
+      const sent = JSON.stringify([pointing.result, linked.result]) + Buffer.concat(pointing.uploads.map((upload) => upload.bytes)).toString('utf8');
+      expect(sent).not.toContain(shadow.split(':')[1] || 'root:');
+    }, 60_000);
+
+    it('runs on NODE_22 and NODE_26 as well', async () => {
+      for (const [engine, version] of [['NODE_22', 'v22.23.3'], ['NODE_26', 'v26.10.0']] as const) {
+        const { result } = await run(job({ engine, pwProjects: ['api'] }));
+        expect(result.error, `${engine}: ${JSON.stringify(result.logs.slice(-5))}`).toBeNull();
+        expect(result.details).toMatchObject({ engine, engineVersion: version, stats: { expected: 2 } });
+      }
+    }, 300_000);
+
+    it('says so when the install command fails', async () => {
+      const { result } = await run(job({ installCommand: 'echo "no registry today" >&2; exit 3' }));
+      expect(result).toMatchObject({ hasErrors: true, error: { code: 'DEPENDENCY_INSTALL_FAILED' } });
+      expect(result.error!.message).toContain('no registry today');
+    }, 60_000);
+
+    it('stops a run when it is cancelled, and reports it cancelled', async () => {
+      const abort = new AbortController();
+      setTimeout(() => abort.abort(), 3000);
+      const started = Date.now();
+      const { result } = await run(job({ installCommand: 'sleep 120' }), abort.signal);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(result).toMatchObject({ isCancelled: true, aborted: true, hasErrors: true });
+      expect(await processesOfUids(uidBase, UID_BLOCK)).toEqual([]);
+    }, 60_000);
+
+    it('stops a run at the job\'s timeout', async () => {
+      const { result } = await run({ ...job({ installCommand: 'sleep 120' }), timeoutSeconds: 4 });
+      expect(result).toMatchObject({ hasErrors: true, error: { code: 'SCRIPT_TIMEOUT' } });
+      expect(await processesOfUids(uidBase, UID_BLOCK)).toEqual([]);
+    }, 60_000);
+  });
 });

@@ -13,6 +13,7 @@ import { prepareSandboxRoot } from '../../src/agent/multistep/job-directory.js';
 import type { MultiStepRunner } from '../../src/agent/multistep/multistep-runner.js';
 import type { EngineCache } from '../../src/agent/playwright-suite/engines.js';
 import { PlaywrightSuiteRunner } from '../../src/agent/playwright-suite/suite-runner.js';
+import { allProcesses, type ProcessInfo } from '../../src/agent/sandbox/process-tree.js';
 import { scriptRunners } from '../../src/agent/script-harness/runners.js';
 import { ScriptHarness } from '../../src/agent/script-harness/script-harness.js';
 import type { ScrubberFactory } from '../../src/agent/script-harness/scrubbers.js';
@@ -131,6 +132,7 @@ export async function startTestHarness(options: TestHarnessOptions): Promise<Tes
       agentEnv,
       chromiumPath: sandbox.chromiumPath,
       dependencyCache: sandbox.dependencyCache,
+      ...(backend.privateTemp ? { privateTemp: backend.privateTemp } : {}),
     },
     isolation: backend,
     runners,
@@ -150,6 +152,14 @@ export async function startTestHarness(options: TestHarnessOptions): Promise<Tes
     run: (job, signal = new AbortController().signal) => harness.run(job, 'test-agent', signal),
     stop: () => harness.stop(),
   };
+}
+
+/**
+ * Every live process whose user id is in [base, base + count): what is left
+ * of the jobs that had those ids. One pass over the process table, not one a uid.
+ */
+export async function processesOfUids(base: number, count: number): Promise<ProcessInfo[]> {
+  return (await allProcesses()).filter((info) => info.uid >= base && info.uid < base + count);
 }
 
 export function fixtureScript(name: string): Promise<string> {
