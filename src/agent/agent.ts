@@ -279,6 +279,7 @@ async function startScriptSide(
       agentEnv: env,
       chromiumPath: sandbox.chromiumPath,
       dependencyCache: sandbox.dependencyCache,
+      ...(backend.privateTemp ? { privateTemp: backend.privateTemp } : {}),
     },
     isolation: backend,
     runners: scriptRunners({ sandbox, isolation: backend, client, agentEnv: env }),

@@ -68,6 +68,8 @@ export interface IsolationBackend {
   readonly kind: IsolationKind;
   /** One line for the start-up log and /health: what the backend does here. */
   readonly description: string;
+  /** A temporary directory of the job's own at a short path, when the backend gives it one. */
+  readonly privateTemp?: string;
   /** Set when the backend runs no script at all: every script job fails with it. */
   readonly refusal?: Error;
   /** A confinement for one job; waits while none can be had. */

@@ -92,6 +92,7 @@ export function bwrapArgs(view: SandboxView, cwd: string, tempBytes: number): st
 export class NamespacesBackend implements IsolationBackend {
   readonly kind = 'namespaces';
   readonly description: string;
+  readonly privateTemp = '/tmp';
 
   /** `uids` when the agent runs as root: each job then also gets a fresh user id outside its namespace. */
   constructor(

@@ -141,7 +141,11 @@ export class MultiStepRunner implements JobRunner {
       playwrightConfig: (root) => playwrightConfig(root, timeoutMs, chromiumPath),
     };
     const nodeBin = dirname(runtime.node);
-    const usable = startsWarm(script.environment('', nodeBin), startEnvironment({ home: '', nodeBinDirectory: nodeBin, agentEnv: this.options.agentEnv }));
+    const temp = this.options.isolation.privateTemp;
+    const usable = startsWarm(
+      script.environment('', nodeBin),
+      startEnvironment({ home: '', ...(temp ? { temp } : {}), nodeBinDirectory: nodeBin, agentEnv: this.options.agentEnv }),
+    );
     const warm = await this.#warm?.take(runtime, script.seat, usable);
     try {
       let root: string;
@@ -165,7 +169,7 @@ export class MultiStepRunner implements JobRunner {
         root = directory.root;
         outcome = await script.run({
           command: runtime.node,
-          args: [...nodeFlags(runtime, root, this.options.memoryLimitBytes, chromiumPath), runtime.playwrightCli, ...playwrightArgs(root)],
+          args: [...nodeFlags(runtime, root, this.options.memoryLimitBytes, chromiumPath, temp), runtime.playwrightCli, ...playwrightArgs(root)],
           cwd: root,
           env: script.environment(root, nodeBin),
           view: viewOf(runtime, root, chromiumPath),

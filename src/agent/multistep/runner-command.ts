@@ -9,13 +9,21 @@ import type { InstalledRuntime } from './multistep-runner.js';
 
 export const PLAYWRIGHT_CONFIG_FILE = 'playwright.config.cjs';
 
-export function nodeFlags(runtime: InstalledRuntime, root: string, memoryLimitBytes: number, chromiumPath: string | undefined): string[] {
+/** `temp`: the job's private temporary directory (namespaces), where Playwright keeps its transform cache. */
+export function nodeFlags(
+  runtime: InstalledRuntime,
+  root: string,
+  memoryLimitBytes: number,
+  chromiumPath: string | undefined,
+  temp?: string,
+): string[] {
   const maxOldSpaceMb = Math.max(128, Math.floor(memoryLimitBytes / 1024 / 1024 / 2));
+  const own = [root, ...(temp ? [temp] : [])];
   return [
     ...quietWarningFlags(runtime.nodeJsVersion),
     ...permissionFlags(runtime.nodeJsVersion, {
-      read: [runtime.directory, root, ...(chromiumPath ? [dirname(chromiumPath)] : [])],
-      write: [root],
+      read: [runtime.directory, ...own, ...(chromiumPath ? [dirname(chromiumPath)] : [])],
+      write: own,
     }),
     `--max-old-space-size=${maxOldSpaceMb}`,
   ];

@@ -48,9 +48,18 @@ async function launchWarmSandbox(runtime: InstalledRuntime, settings: WarmSandbo
     try {
       const process = confinement.spawn({
         command: runtime.node,
-        args: [...nodeFlags(runtime, root, settings.memoryLimitBytes, chromiumPath), join(root, WARM_BOOTSTRAP_FILE), runtime.playwrightCli],
+        args: [
+          ...nodeFlags(runtime, root, settings.memoryLimitBytes, chromiumPath, settings.isolation.privateTemp),
+          join(root, WARM_BOOTSTRAP_FILE),
+          runtime.playwrightCli,
+        ],
         cwd: root,
-        env: startEnvironment({ home: root, nodeBinDirectory: dirname(runtime.node), agentEnv: settings.agentEnv }),
+        env: startEnvironment({
+          home: root,
+          ...(settings.isolation.privateTemp ? { temp: settings.isolation.privateTemp } : {}),
+          nodeBinDirectory: dirname(runtime.node),
+          agentEnv: settings.agentEnv,
+        }),
         view: { writable: [root], readable: [runtime.directory, ...(chromiumPath ? [dirname(chromiumPath)] : [])] },
       });
       // Until its job comes, what it prints is nobody's: read and dropped, so it never blocks on a full pipe.

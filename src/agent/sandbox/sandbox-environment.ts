@@ -18,8 +18,14 @@ export function serviceSecrets(agentEnv: NodeJS.ProcessEnv): Record<string, stri
 export interface SandboxEnvironmentInput {
   job: Pick<Job, 'environmentVariables' | 'runSource'>;
   serviceSecrets: Record<string, string>;
-  /** The job's own directory: HOME and TMPDIR, so nothing lands in shared places. */
+  /** The job's own directory: HOME, and TMPDIR unless `temp` says otherwise, so nothing lands in shared places. */
   home: string;
+  /**
+   * TMPDIR when the job has a private /tmp (namespaces): short paths there keep
+   * Chromium's socket paths within the kernel's 107 bytes however deep the
+   * sandbox directory is.
+   */
+  temp?: string;
   /** Directory of the runtime's node binary, first on PATH so `node` is the pinned one. */
   nodeBinDirectory: string;
   /** The agent's proxy settings, which the script's traffic needs inside the customer's network. */
@@ -34,7 +40,7 @@ const LOCALE = ['TZ', 'LANG'];
  * sandbox): nothing secret, nothing of the check's. Proxy settings may carry
  * credentials, so they wait for the job too.
  */
-export function startEnvironment(input: Pick<SandboxEnvironmentInput, 'home' | 'nodeBinDirectory' | 'agentEnv'>): Record<string, string> {
+export function startEnvironment(input: Pick<SandboxEnvironmentInput, 'home' | 'temp' | 'nodeBinDirectory' | 'agentEnv'>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of LOCALE) {
     const value = input.agentEnv[key];
@@ -44,11 +50,11 @@ export function startEnvironment(input: Pick<SandboxEnvironmentInput, 'home' | '
 }
 
 /** Set last, whatever the check's variables say. */
-function fixedEnvironment(input: Pick<SandboxEnvironmentInput, 'home' | 'nodeBinDirectory'>): Record<string, string> {
+function fixedEnvironment(input: Pick<SandboxEnvironmentInput, 'home' | 'temp' | 'nodeBinDirectory'>): Record<string, string> {
   return {
     PATH: `${input.nodeBinDirectory}:/usr/local/bin:/usr/bin:/bin`,
     HOME: input.home,
-    TMPDIR: input.home,
+    TMPDIR: input.temp ?? input.home,
     // Playwright's own progress output would only fill the logs with terminal codes.
     FORCE_COLOR: '0',
   };

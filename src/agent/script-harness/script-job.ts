@@ -26,6 +26,8 @@ export interface ScriptJobSettings {
   agentEnv: NodeJS.ProcessEnv;
   chromiumPath: string | undefined;
   dependencyCache: string | undefined;
+  /** TMPDIR of every job: set when jobs have a /tmp of their own (namespaces); their directory otherwise. */
+  privateTemp?: string;
 }
 
 export interface JobCommand {
@@ -113,6 +115,7 @@ export class ScriptJob {
       job: this.job,
       serviceSecrets: this.settings.serviceSecrets,
       home,
+      ...(this.settings.privateTemp ? { temp: this.settings.privateTemp } : {}),
       nodeBinDirectory,
       agentEnv: this.settings.agentEnv,
     });
