@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  // test/fixtures/scripts and playwright-suite are customers' check code, run by a runtime or engine, not project code;
+  // test/fixtures/scripts, hostile and playwright-suite are customers' check code, run by a runtime or engine, not project code;
   // test/fixtures/probe-threads are stand-in thread scripts, plain JavaScript a Worker loads as they are;
   // test/fixtures/crash is a process started from the built agent in dist/.
   {
@@ -13,6 +13,7 @@ export default tseslint.config(
       'coverage/',
       'runtimes/*/node_modules/',
       'test/fixtures/scripts/',
+      'test/fixtures/hostile/',
       'test/fixtures/playwright-suite/',
       'test/fixtures/probe-threads/',
       'test/fixtures/crash/',
