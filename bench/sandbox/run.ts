@@ -10,8 +10,12 @@
  *    job start → result, from the agent's own job-duration histogram.
  * 3. Memory: the agent's peak RSS plus the largest sandbox peak the agent
  *    reported (details.peakMemoryBytes), and what idle warm sandboxes hold.
+ * 4. Isolation: steps 2 and 3 once per isolation backend this machine
+ *    supports (BENCH_SANDBOX_ISOLATION, default "users namespaces"), side by
+ *    side: users is the mechanism scripts ran under before namespaces.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,6 +39,8 @@ const WARM = process.env.BENCH_SANDBOX_WARM;
 const PAUSE_MS = Number(process.env.BENCH_SANDBOX_PAUSE_MS ?? 5000);
 /** Sandbox users of the benchmark's own, so nothing else on the machine is counted as its sandboxes. */
 const UID_BASE = Number(process.env.BENCH_SANDBOX_UID_BASE ?? 62000);
+const UID_COUNT = 100;
+const ISOLATIONS = (process.env.BENCH_SANDBOX_ISOLATION ?? 'users namespaces').split(/\s+/).filter(Boolean);
 const TARGET_RATIO = 0.5;
 const TARGET_MEMORY_MB = 150;
 const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
@@ -100,7 +106,43 @@ async function main(): Promise<void> {
 
   const { base, accountId, apiKey, location, rawKey } = await startBenchService(CLI, children);
   const api = new ServiceApi(base, accountId, apiKey);
+  const measured: AgentMeasure[] = [];
+  for (const isolation of ISOLATIONS) {
+    const measure = await agentRuns(isolation, api, location.slugName, rawKey, target.url);
+    if (!measure) continue;
+    measured.push(measure);
+    const ratio = measure.medianMs / median(cli);
+    const strictRatio = measure.medianMs / median(direct);
+    console.log(`  [${isolation}] agent job start→result  median ${measure.medianMs.toFixed(0)} ms, range ${measure.range} ms (warm sandboxes: ${WARM ?? 'agent default'}, ${PAUSE_MS} ms apart)`);
+    console.log(`  [${isolation}] agent / npx             ${ratio.toFixed(2)}   target ≤ ${TARGET_RATIO}: ${verdict(ratio <= TARGET_RATIO)}`);
+    console.log(`  [${isolation}] agent / node cli.js     ${strictRatio.toFixed(2)}   (${verdict(strictRatio <= TARGET_RATIO)} against the stricter baseline)`);
+    console.log(`  [${isolation}] agent peak RSS          ${measure.agentPeakMb.toFixed(1)} MB`);
+    console.log(`  [${isolation}] sandbox peak (max)      ${measure.sandboxPeakMb.toFixed(1)} MB RSS (all of one job's processes together, as the agent reports it)`);
+    console.log(`  [${isolation}] idle warm sandbox       ${measure.idleWarmMb.toFixed(1)} MB RSS, ${measure.idleWarmPssMb.toFixed(1)} MB PSS (${measure.idleProcesses} processes, between jobs, per job seat)`);
+    console.log(`  [${isolation}] agent + sandbox         ${measure.perRunMb.toFixed(1)} MB   target ≤ ${TARGET_MEMORY_MB} MB: ${verdict(measure.perRunMb <= TARGET_MEMORY_MB)}`);
+    for (const line of measure.warnings) console.log(`  [${isolation}] agent said: ${line}`);
+  }
+  const [before, after] = [measured.find((m) => m.isolation === 'users'), measured.find((m) => m.isolation === 'namespaces')];
+  if (before && after) {
+    console.log(`  isolation cost: namespaces / users  start→result ${(after.medianMs / before.medianMs).toFixed(2)}, sandbox peak ${(after.sandboxPeakMb / before.sandboxPeakMb).toFixed(2)}, agent + sandbox ${(after.perRunMb / before.perRunMb).toFixed(2)}`);
+  }
+}
 
+interface AgentMeasure {
+  isolation: string;
+  medianMs: number;
+  range: string;
+  agentPeakMb: number;
+  sandboxPeakMb: number;
+  idleWarmMb: number;
+  idleWarmPssMb: number;
+  idleProcesses: number;
+  perRunMb: number;
+  warnings: string[];
+}
+
+/** The agent under one isolation backend, its own check, RUNS runs; undefined when the backend cannot run here. */
+async function agentRuns(isolation: string, api: ServiceApi, slug: string, rawKey: string, targetUrl: string): Promise<AgentMeasure | undefined> {
   const sandboxDir = await mkdtemp(join(tmpdir(), 'outpost-bench-sandboxes-'));
   cleanups.push(() => rm(sandboxDir, { recursive: true, force: true }));
   const healthPort = await freePort();
@@ -112,20 +154,28 @@ async function main(): Promise<void> {
     LOG_LEVEL: process.env.BENCH_AGENT_LOG_LEVEL ?? 'WARN',
     SHUTDOWN_GRACE_SECONDS: '5',
     SANDBOX_DIR: sandboxDir,
+    SANDBOX_ISOLATION: isolation,
     SANDBOX_UID_BASE: String(UID_BASE),
+    SANDBOX_UID_COUNT: String(UID_COUNT),
     SANDBOX_WARM: WARM,
   });
   children.push(agent);
   const health = `http://127.0.0.1:${healthPort}`;
-  await until(async () => (await fetch(`${health}/-/readiness`).catch(() => undefined))?.status === 200, 60_000, 'agent ready');
+  try {
+    await until(async () => (await fetch(`${health}/-/readiness`).catch(() => undefined))?.status === 200, 60_000, 'agent ready');
+  } catch {
+    console.log(`  [${isolation}] not measured: the agent did not start with it here (${(await agentWarnings(agent)).join(' | ').slice(0, 500)})`);
+    await agent.stop();
+    return undefined;
+  }
 
   const check = await api.call<{ id: string }>('POST', '/v1/checks/multistep', {
-    name: 'bench one step',
+    name: `bench one step (${isolation})`,
     activated: false,
-    privateLocations: [location.slugName],
+    privateLocations: [slug],
     runtimeId: RUNTIME,
     script: SPEC,
-    environmentVariables: [{ key: 'TARGET_URL', value: target.url }],
+    environmentVariables: [{ key: 'TARGET_URL', value: targetUrl }],
   });
   const runOnce = async (): Promise<{ ms: number; peakMemoryBytes: number }> => {
     const before = await histogramSum(health, 'outpost_job_duration_seconds', 'MULTI_STEP');
@@ -142,31 +192,43 @@ async function main(): Promise<void> {
     runs.push(await runOnce());
   }
   const agentMs = runs.map((run) => run.ms);
-  console.log(`  agent job start→result  median ${median(agentMs).toFixed(0)} ms, range ${range(agentMs)} ms (warm sandboxes: ${WARM ?? 'agent default'}, ${PAUSE_MS} ms apart)`);
-
-  const ratio = median(agentMs) / median(cli);
-  const strictRatio = median(agentMs) / median(direct);
-  console.log(`  agent / npx             ${ratio.toFixed(2)}   target ≤ ${TARGET_RATIO}: ${verdict(ratio <= TARGET_RATIO)}`);
-  console.log(`  agent / node cli.js     ${strictRatio.toFixed(2)}   (${verdict(strictRatio <= TARGET_RATIO)} against the stricter baseline)`);
 
   // Settled: the warm sandbox for the next job (if any) has finished loading.
   await new Promise((done) => setTimeout(done, 3000));
   const agentPeakMb = peakRssMb(agent.process.pid!);
   const sandboxPeakMb = Math.max(...runs.map((run) => run.peakMemoryBytes)) / MB;
-  const idle = await listProcesses({ uid: UID_BASE });
+  // The idle warm sandbox: everything below the agent but its embedded redis-server.
+  const idle = (await listProcesses({ root: agent.process.pid! })).filter(
+    (info) => info.pid !== agent.process.pid && ((info.uid >= UID_BASE && info.uid < UID_BASE + UID_COUNT) || isSandboxOf(info.pid)),
+  );
   const idleWarmMb = idle.reduce((sum, info) => sum + info.rssBytes, 0) / MB;
   const idleWarmPssMb = (await proportionalBytes(idle.map((info) => info.pid))) / MB;
   // The memory a run holds is the larger of its reported peak (sampled every 250 ms, and at once
   // when a warm sandbox is handed its job) and the idle warm sandbox the next run will start in.
   const perRunMb = agentPeakMb + Math.max(sandboxPeakMb, idleWarmMb);
-  console.log(`  agent peak RSS          ${agentPeakMb.toFixed(1)} MB`);
-  console.log(`  sandbox peak (max)      ${sandboxPeakMb.toFixed(1)} MB RSS (all of one job's processes together, as the agent reports it)`);
-  console.log(
-    `  idle warm sandbox       ${idleWarmMb.toFixed(1)} MB RSS, ${idleWarmPssMb.toFixed(1)} MB PSS ` +
-      `(${idle.length} processes, between jobs, per job slot)`,
-  );
-  console.log(`  agent + sandbox         ${perRunMb.toFixed(1)} MB   target ≤ ${TARGET_MEMORY_MB} MB: ${verdict(perRunMb <= TARGET_MEMORY_MB)}`);
-  for (const line of await agentWarnings(agent)) console.log(`  agent said: ${line}`);
+  const warnings = await agentWarnings(agent);
+  await agent.stop();
+  return {
+    isolation,
+    medianMs: median(agentMs),
+    range: range(agentMs),
+    agentPeakMb,
+    sandboxPeakMb,
+    idleWarmMb,
+    idleWarmPssMb,
+    idleProcesses: idle.length,
+    perRunMb,
+    warnings,
+  };
+}
+
+/** A process of a sandbox whose user is the agent's own (a non-root agent's namespaces): anything but redis-server. */
+function isSandboxOf(pid: number): boolean {
+  try {
+    return !readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('redis-server');
+  } catch {
+    return false;
+  }
 }
 
 /** The agent's warnings and errors so far (its log is JSON lines on stdout). */
