@@ -28,7 +28,7 @@ export function dropTo(user: SandboxUser): string[] {
 
 export class UsersBackend implements IsolationBackend {
   readonly kind = 'users';
-  readonly description = 'each script job runs as a fresh user id of its own (namespaces are not available here)';
+  readonly description = 'each script job runs as a fresh user id of its own';
 
   constructor(
     private readonly uids: UidPool,
