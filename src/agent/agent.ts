@@ -95,7 +95,18 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const reporter = new Reporter(client, logger, metrics);
   const uploader = new ArtifactUploader(client, { metrics });
   // The uptime mode sets up no sandboxes: nothing of the script side is looked for or started.
-  const scripts = config.mode === 'full' ? await startScriptSide(config, client, uploader, logger, options) : undefined;
+  let scripts: ScriptHarness | undefined;
+  try {
+    scripts = config.mode === 'full' ? await startScriptSide(config, client, uploader, logger, options) : undefined;
+  } catch (error) {
+    // An isolation the operator named that cannot work here stops the agent at start: nothing it started stays.
+    redis.disconnect();
+    await embedded?.stop();
+    await probes.close();
+    await client.close();
+    await health.close();
+    throw error;
+  }
   if (scripts) {
     about.isolation = { backend: scripts.isolation.kind, description: scripts.isolation.description };
     metrics.isolation.set({ backend: scripts.isolation.kind }, 1);

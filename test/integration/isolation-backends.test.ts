@@ -16,7 +16,9 @@ import { UidPool } from '../../src/agent/isolation/uid-pool.js';
 import { prepareSandboxRoot } from '../../src/agent/multistep/job-directory.js';
 import { listProcesses } from '../../src/agent/sandbox/process-tree.js';
 import { runSandboxed, type SandboxRunOutcome } from '../../src/agent/sandbox/sandbox-process.js';
-import { isolationProblem } from '../support/script-harness.js';
+import { startTestAgent } from '../support/agent.js';
+import { AGENT_KEY, isolationProblem } from '../support/script-harness.js';
+import { defaultSandboxConfig } from '../../src/agent/config.js';
 
 const LIMITS: JobLimits = { processes: 128, openFiles: 256, memoryBytes: 256 * 1024 * 1024, diskBytes: 64 * 1024 * 1024 };
 const UID_BASE = 64100;
@@ -203,6 +205,21 @@ describe('user ids', () => {
     } finally {
       await killUser(base);
       lingering.kill('SIGKILL');
+    }
+  });
+});
+
+describe('an isolation the operator named', () => {
+  it('stops the agent at start with a configuration error naming it, when it cannot work here', async (context) => {
+    if (process.getuid?.() !== 0) return context.skip('needs root: a job user that cannot reach the sandbox directory');
+    // A sandbox directory inside one only root may enter: no job's user can reach it, so no backend's trial run works.
+    const closed = await mkdtemp(join(tmpdir(), 'outpost-isolation-closed-'));
+    try {
+      const sandbox = { ...defaultSandboxConfig(), directory: join(closed, 'sandboxes'), isolation: 'namespaces' as const, uidBase: UID_BASE, uidCount: UID_COUNT };
+      const started = startTestAgent({ apiKey: AGENT_KEY, apiUrl: 'http://127.0.0.1:9', sandbox });
+      await expect(started).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('SANDBOX_ISOLATION=namespaces cannot be used') });
+    } finally {
+      await rm(closed, { recursive: true, force: true });
     }
   });
 });
