@@ -101,11 +101,12 @@ function safeRelativePath(path: string): string {
   return normal;
 }
 
-async function chownTree(root: string, user: SandboxUser): Promise<void> {
+/** Hands a directory and everything in it to the job's user; links are changed, never followed. */
+export async function chownTree(root: string, user: SandboxUser): Promise<void> {
   await chown(root, user.uid, user.gid);
   for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
     const path = join(entry.parentPath, entry.name);
-    // lchown: the node_modules link stays pointing at the runtime, which stays the agent's.
+    // lchown: a link (node_modules to the runtime) stays pointing where it did, at what stays the agent's.
     await lchown(path, user.uid, user.gid);
   }
 }

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, lchown, mkdir, readdir, realpath, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, realpath, writeFile } from 'node:fs/promises';
 import { fileInside } from '../sandbox/contained-file.js';
 import { LogLines, truncateLine } from '../sandbox/log-lines.js';
 import { delimiter, dirname, extname, join } from 'node:path';
@@ -24,6 +24,7 @@ import type { ScriptJob } from '../script-harness/script-job.js';
 import type { ResultScrubber } from '../script-harness/scrubbers.js';
 import type { SandboxRunOutcome } from '../sandbox/sandbox-process.js';
 import type { ServiceClient } from '../service-client.js';
+import { chownTree } from '../multistep/job-directory.js';
 import { downloadCodeBundle, unpackCodeBundle } from './code-bundle.js';
 import { EngineCache, type InstalledEngine } from './engines.js';
 import { AGENT_CONFIG_FILE, agentConfigSource, PROJECT_CONFIG_FILES, testCommandLine } from './suite-command.js';
@@ -172,12 +173,7 @@ async function dependencyCacheFor(cache: string, checkId: string, user: SandboxU
   await chmod(cache, 0o711);
   const own = join(cache, `check-${createHash('sha256').update(checkId).digest('hex').slice(0, 16)}`);
   await mkdir(own, { recursive: true, mode: 0o700 });
-  if (user) {
-    await chown(own, user.uid, user.gid);
-    for (const entry of await readdir(own, { recursive: true, withFileTypes: true })) {
-      await lchown(join(entry.parentPath, entry.name), user.uid, user.gid);
-    }
-  }
+  if (user) await chownTree(own, user);
   return own;
 }
 

@@ -6,13 +6,14 @@
  * following the script's links, its artifacts copied out, scrubbed and
  * uploaded, its result scrubbed, and its errored result.
  */
-import { chmod, chown, lchown, lstat, mkdtemp, readdir } from 'node:fs/promises';
+import { chmod, lstat, mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { OutpostError, ScriptDiskError, ScriptError, ScriptMemoryError, ScriptTimeoutError } from '../../errors/index.js';
 import type { ArtifactRef, Job, Result } from '../../protocol/agent-api.js';
 import type { Confinement, JobLimits, SandboxView } from '../isolation/isolation.js';
 import { resultFrame } from '../result-frame.js';
 import { truncateLine } from '../sandbox/log-lines.js';
+import { chownTree } from '../multistep/job-directory.js';
 import { readContainedFile } from '../sandbox/contained-file.js';
 import { removeTree } from '../sandbox/remove-tree.js';
 import { sandboxEnvironment } from '../sandbox/sandbox-environment.js';
@@ -102,11 +103,7 @@ export class ScriptJob {
   /** Hands a directory to the job's user; links are changed, never followed. */
   async giveToJob(root: string): Promise<void> {
     const owner = (await this.confinement()).owner;
-    if (!owner) return;
-    await chown(root, owner.uid, owner.gid);
-    for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
-      await lchown(join(entry.parentPath, entry.name), owner.uid, owner.gid);
-    }
+    if (owner) await chownTree(root, owner);
   }
 
   /** The whole environment a process of the job sees: its variables, the secrets, nothing of the agent's. */
