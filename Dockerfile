@@ -26,6 +26,8 @@ WORKDIR /src
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 RUN npm ci --no-audit --no-fund
 COPY src ./src
+# The dashboard's source: `npm run build` bundles it into dist/dashboard, which the service serves.
+COPY web ./web
 RUN npm run build
 
 # Run: production dependencies only.
@@ -39,12 +41,13 @@ LABEL org.opencontainers.image.title="outpost-agent" \
       io.outpost.runtimes="${RUNTIMES}"
 
 # tini: PID 1 that forwards signals and reaps the sandboxes' children.
-# chromium: browsers for scripts; redis-server: the embedded queue;
+# chromium: browsers for scripts; ffmpeg: the videos of browser checks;
+# redis-server: the embedded queue;
 # iputils-ping: ICMP monitors (needs NET_RAW: docker run --cap-add NET_RAW);
 # bubblewrap: the namespaces script jobs run in; util-linux: prlimit, the
 # jobs' limits, and setpriv, a fresh user per job when the agent runs as root.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini chromium redis-server iputils-ping bubblewrap util-linux ca-certificates \
+ && apt-get install -y --no-install-recommends tini chromium ffmpeg redis-server iputils-ping bubblewrap util-linux ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 
 # /app, the runtimes in it included, is built by root and stays root's: the

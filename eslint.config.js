@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  // test/fixtures/scripts, hostile and playwright-suite are customers' check code, run by a runtime or engine, not project code;
+  // test/fixtures/scripts, hostile, browser and playwright-suite are customers' check code, run by a runtime or engine, not project code;
   // test/fixtures/probe-threads are stand-in thread scripts, plain JavaScript a Worker loads as they are;
   // test/fixtures/crash is a process started from the built agent in dist/.
   {
@@ -14,6 +14,7 @@ export default tseslint.config(
       'runtimes/*/node_modules/',
       'test/fixtures/scripts/',
       'test/fixtures/hostile/',
+      'test/fixtures/browser/',
       'test/fixtures/playwright-suite/',
       'test/fixtures/probe-threads/',
       'test/fixtures/crash/',
@@ -24,7 +25,11 @@ export default tseslint.config(
   {
     languageOptions: {
       globals: globals.node,
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        // web/vite.config.ts belongs to no tsconfig: the dashboard's is for the browser, the root one for Node.
+        projectService: { allowDefaultProject: ['web/vite.config.ts'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -48,6 +53,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
+  },
+  {
+    // The dashboard (web/) runs in the browser; its tsconfig is web/tsconfig.json.
+    files: ['web/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: globals.browser },
   },
   {
     files: ['eslint.config.js'],

@@ -3,6 +3,10 @@ import { Command } from 'commander';
 import { agentEnvHelp, loadAgentConfig } from './agent/config.js';
 import {
   ConfigError,
+  DatabaseConnectionLostError,
+  DatabaseRefusedError,
+  DatabaseUnavailableError,
+  PortInUseError,
   RedisServerMissingError,
   RuntimeInstallError,
   RuntimeNotInstallableError,
@@ -23,7 +27,15 @@ import { VERSION } from './version.js';
 function fail(error: unknown): never {
   const wrongInput =
     error instanceof ConfigError || error instanceof UnknownRuntimeError || error instanceof RuntimeNotInstallableError;
-  if (wrongInput || error instanceof RedisServerMissingError || error instanceof RuntimeInstallError) {
+  const explained =
+    error instanceof RedisServerMissingError ||
+    error instanceof RuntimeInstallError ||
+    // The service's start: a port taken, a database that never answered.
+    error instanceof PortInUseError ||
+    error instanceof DatabaseUnavailableError ||
+    error instanceof DatabaseRefusedError ||
+    error instanceof DatabaseConnectionLostError;
+  if (wrongInput || explained) {
     console.error(error.message);
     process.exit(wrongInput ? 2 : 1);
   }

@@ -25,7 +25,7 @@ import { listProcesses } from '../../src/agent/sandbox/process-tree.js';
 import { runtimePaths } from '../../src/runtimes/installed.js';
 import { peakRssMb, start, startBenchService, type Child } from '../uptime/processes.js';
 import { cliProject, SPEC } from './spec.js';
-import { histogramSum, proportionalBytes, ServiceApi, freePort, until } from './service.js';
+import { agentWarnings, histogramSum, proportionalBytes, ServiceApi, freePort, until } from './service.js';
 
 const RUNS = Number(process.env.BENCH_SANDBOX_RUNS ?? 10);
 const RUNTIME = process.env.BENCH_SANDBOX_RUNTIME ?? '2026.04';
@@ -231,18 +231,6 @@ function isSandboxOf(pid: number): boolean {
   }
 }
 
-/** The agent's warnings and errors so far (its log is JSON lines on stdout). */
-async function agentWarnings(agent: Child): Promise<string[]> {
-  const found: string[] = [];
-  // waitFor visits every line already read; a matcher that never matches just collects them.
-  await agent
-    .waitFor((line) => {
-      if (/"level":(40|50|60)/.test(line)) found.push(line);
-      return undefined;
-    }, 1)
-    .catch(() => undefined);
-  return found.slice(0, 10);
-}
 
 try {
   await main();

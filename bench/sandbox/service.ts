@@ -1,7 +1,7 @@
 /** The service's API and the agent's metrics, as the sandbox benchmark uses them. */
 import { readFile } from 'node:fs/promises';
 import { ApiClient } from '../../src/dev/api-client.js';
-import { freePort, until } from '../uptime/processes.js';
+import { freePort, until, type Child } from '../uptime/processes.js';
 
 export { freePort, until };
 
@@ -60,4 +60,17 @@ export async function proportionalBytes(pids: number[]): Promise<number> {
     }
   }
   return total;
+}
+
+/** The agent's warnings and errors so far (its log is JSON lines on stdout). */
+export async function agentWarnings(agent: Child): Promise<string[]> {
+  const found: string[] = [];
+  // waitFor visits every line already read; a matcher that never matches just collects them.
+  await agent
+    .waitFor((line) => {
+      if (/"level":(40|50|60)/.test(line)) found.push(line);
+      return undefined;
+    }, 1)
+    .catch(() => undefined);
+  return found.slice(0, 10);
 }

@@ -17,11 +17,14 @@ test('home page answers', async ({ request }) => {
 });
 `;
 
-/** A throw-away Playwright project: the spec, a config and the runtime's node_modules. */
-export async function cliProject(runtimeDirectory: string): Promise<string> {
+/** A throw-away Playwright project: the spec, a config with `use`, and the runtime's node_modules. */
+export async function cliProject(
+  runtimeDirectory: string,
+  options: { spec?: string; use?: Record<string, unknown> } = {},
+): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'outpost-bench-cli-'));
   await mkdir(join(root, 'tests'));
-  await writeFile(join(root, 'tests', 'check.spec.js'), SPEC);
+  await writeFile(join(root, 'tests', 'check.spec.js'), options.spec ?? SPEC);
   await writeFile(join(root, 'package.json'), '{ "private": true }\n');
   await writeFile(
     join(root, 'playwright.config.cjs'),
@@ -31,7 +34,7 @@ export async function cliProject(runtimeDirectory: string): Promise<string> {
       workers: 1,
       reporter: [['json', { outputFile: join(root, 'report.json') }]],
       outputDir: join(root, 'results'),
-      use: { trace: 'on' },
+      use: options.use ?? { trace: 'on' },
     })};\n`,
   );
   await symlink(join(runtimeDirectory, 'node_modules'), join(root, 'node_modules'), 'dir');

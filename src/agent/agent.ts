@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
-import { ConflictError } from '../errors/index.js';
 import type { Logger } from '../logging.js';
-import type { HelloRequest, Job } from '../protocol/agent-api.js';
-import { laneOf, type Lane } from '../protocol/lanes.js';
+import { createOutageLog } from '../outage-log.js';
+import { MAX_JOBS_PER_CALL, type HelloRequest, type Job, type Result } from '../protocol/agent-api.js';
+import { laneOfJob } from '../protocol/api-settings.js';
+import type { Lane } from '../protocol/lanes.js';
 import { VERSION } from '../version.js';
 import { sleep, within } from './backoff.js';
 import type { AgentConfig } from './config.js';
@@ -14,7 +14,10 @@ import { startHealthServer } from './health-server.js';
 import { AgentMetrics, type AgentState } from './metrics.js';
 import { startHousekeeping, type Housekeeping } from './housekeeping/housekeeping.js';
 import { claimRoom } from './claim-room.js';
+import { JobSupervisor, type StopReason } from './job-supervisor.js';
+import { LeaseKeeper } from './lease-keeper.js';
 import { Poller } from './poller.js';
+import { RedisWatch } from './redis-watch.js';
 import { createUptimeRunner } from './uptime-runner.js';
 import { Readiness } from './readiness.js';
 import { Reporter } from './reporter.js';
@@ -53,7 +56,8 @@ export interface AgentOptions {
   healthHost?: string;
 }
 
-const SHUTDOWN = Symbol('agent shutdown');
+/** How long claimed jobs wait for a Redis that went away before they are given back for another agent to run. */
+const REDIS_PATIENCE_MS = 5000;
 
 export async function startAgent(config: AgentConfig, options: AgentOptions = {}): Promise<RunningAgent> {
   const { logger, errors } = options.logger
@@ -61,7 +65,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     : createAgentLogging(config, options.env ?? process.env);
   const agentId = randomUUID();
   const readiness = new Readiness();
-  const metrics = new AgentMetrics();
+  const metrics = new AgentMetrics({ perCheck: config.metricsPerCheck, readiness });
   const about: Record<string, unknown> = {};
   const health = await startHealthServer(config.healthPort, readiness, metrics, options.healthHost, () => about);
   logger.info({ agentId, version: VERSION, healthPort: health.port }, 'agent starting');
@@ -92,7 +96,10 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   }
 
   const client = new ServiceClient(config.apiUrl, config.apiKey);
-  const reporter = new Reporter(client, logger, metrics);
+  // One line when the service or Redis goes away and one when it is back, whoever noticed.
+  const serviceOutage = createOutageLog({ logger, subject: 'the service', level: 'error' });
+  const redisOutage = createOutageLog({ logger, subject: redisName(config.redisUrl), level: 'error' });
+  const reporter = new Reporter(client, logger, metrics, serviceOutage);
   const uploader = new ArtifactUploader(client, { metrics });
   // The uptime mode sets up no sandboxes: nothing of the script side is looked for or started.
   let scripts: ScriptHarness | undefined;
@@ -111,45 +118,44 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     about.isolation = { backend: scripts.isolation.kind, description: scripts.isolation.description };
     metrics.isolation.set({ backend: scripts.isolation.kind }, 1);
   }
-  const inFlight = new Map<string, { job: Job; abort: AbortController }>();
   // From the service's hello; the agent's own clock is not trusted against the service's.
-  let leaseMs = 300_000;
-  // Claimed jobs count against capacity from the moment they are claimed, not when they start.
-  const claimed = { uptime: new Set<string>(), script: new Set<string>() };
-  const capacity = new EventEmitter();
+  let leaseMs = 30_000;
+  const supervisor = new JobSupervisor();
 
   const runJob = async (job: Job): Promise<void> => {
-    const abort = new AbortController();
-    inFlight.set(job.jobId, { job, abort });
+    // Released or taken back while it waited: it is not this agent's to run.
+    const signal = supervisor.start(job.jobId);
+    if (!signal) return;
     const log = logger.child({ jobId: job.jobId, checkId: job.checkId, checkSessionId: job.checkSessionId });
     const stopTimer = metrics.jobDuration.startTimer({ check_type: job.checkType });
     metrics.jobsStarted.inc({ check_type: job.checkType });
     log.debug({ checkType: job.checkType, attempt: job.attempt }, 'job started');
-    const lease = keepLeased(client, job, agentId, leaseMs, abort, log);
+    let result: Result;
     try {
-      const result = laneOf(job.checkType) === 'script'
-        ? await scripts!.run(job, agentId, abort.signal)
-        : await probes.run(job, abort.signal);
-      stopTimer();
-      if (abort.signal.reason === SHUTDOWN) {
-        await client.release(job.jobId, agentId, 'agent shut down before the job finished').catch(() => undefined);
-        return;
-      }
-      const status = result.hasErrors || result.hasFailures ? 'failed' : result.isDegraded ? 'degraded' : 'passed';
-      metrics.jobsFinished.inc({ check_type: job.checkType, status });
-      log.debug({ status, responseTime: result.responseTime, error: result.error?.code }, 'job finished');
-      // The slot frees as soon as the probe is done: posting is the reporter's
-      // business (batched, retried, flushed at shutdown) and never rejects.
-      void reporter.report(result, log);
-    } finally {
-      clearInterval(lease);
-      inFlight.delete(job.jobId);
-      claimed[laneOf(job.checkType)].delete(job.jobId);
-      capacity.emit('freed');
+      result = laneOfJob(job) === 'script' ? await scripts!.run(job, agentId, signal) : await probes.run(job, signal);
+    } catch (error) {
+      supervisor.forget(job.jobId);
+      throw error;
     }
+    stopTimer();
+    if (signal.aborted) {
+      // Stopped for shutdown (the goodbye offers it again) or taken back by the service: no result.
+      log.debug({ reason: signal.reason as StopReason }, 'job stopped before it finished');
+      supervisor.forget(job.jobId);
+      return;
+    }
+    supervisor.finished(job.jobId);
+    const status = result.hasErrors || result.hasFailures ? 'failed' : result.isDegraded ? 'degraded' : 'passed';
+    metrics.jobsFinished.inc({ check_type: job.checkType, status });
+    metrics.recordResult(job, result);
+    log.debug({ status, responseTime: result.responseTime, error: result.error?.code }, 'job finished');
+    // The slot frees as soon as the probe is done: posting is the reporter's
+    // business (batched, retried, flushed at shutdown) and never rejects; the
+    // job's lease is renewed until the service has its result.
+    void reporter.report(result, log).then(() => supervisor.forget(job.jobId));
   };
 
-  const onLaneError = (error: Error) => logger.warn(`job queue: ${error.message}`);
+  const onLaneError = (error: Error) => redisOutage.failed('the job queue', error);
   const laneOptions = (lane: Lane, concurrency: number): JobLaneOptions => ({
     lane,
     agentId,
@@ -161,34 +167,99 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     uptime: new JobLane(redis, laneOptions('uptime', config.uptimeConcurrency), runJob, onLaneError),
     script: new JobLane(redis, laneOptions('script', config.jobConcurrency), runJob, onLaneError),
   };
+  const forget = (jobs: readonly Job[]) =>
+    Promise.all([
+      lanes.uptime.forget(jobs.filter((job) => laneOfJob(job) === 'uptime')),
+      lanes.script.forget(jobs.filter((job) => laneOfJob(job) === 'script')),
+    ]);
   await Promise.all([lanes.uptime.waitUntilReady(), lanes.script.waitUntilReady()]);
   // Script jobs are only ever claimed where this capacity is above 0, so in uptime mode never.
   const scriptCapacity = (scripts?.checkTypes.length ?? 0) > 0 ? config.jobConcurrency : 0;
+
+  /** Offers jobs again at once, in as few calls as it takes; never rejects. */
+  const release = async (jobs: readonly Job[], reason: string, signal?: AbortSignal): Promise<boolean> => {
+    try {
+      for (let at = 0; at < jobs.length; at += MAX_JOBS_PER_CALL) {
+        const ids = jobs.slice(at, at + MAX_JOBS_PER_CALL).map((job) => job.jobId);
+        await client.release(agentId, ids, reason, signal);
+      }
+      return true;
+    } catch (error) {
+      if (!signal?.aborted) serviceOutage.failed('releasing jobs', error);
+      logger.warn({ jobs: jobs.length }, `could not release ${jobs.length} jobs (${reason}); they go back at lease expiry`);
+      return false;
+    }
+  };
+
+  const redisWatch = new RedisWatch({
+    redis,
+    where: redisName(config.redisUrl),
+    readiness,
+    outage: redisOutage,
+    giveUpWaitingAfterMs: REDIS_PATIENCE_MS,
+    onGiveUpWaiting: () => {
+      const waiting = supervisor.takeWaiting();
+      if (waiting.length === 0) return;
+      void forget(waiting);
+      logger.warn({ jobs: waiting.length }, `releasing ${waiting.length} claimed jobs: Redis has been away for ${REDIS_PATIENCE_MS / 1000} s`);
+      void release(waiting, 'the agent\'s Redis is unavailable');
+    },
+    onBack: async () => {
+      const waiting = supervisor.jobsIn('waiting');
+      const restored =
+        (await lanes.uptime.reconcile(waiting.filter((job) => laneOfJob(job) === 'uptime'))) +
+        (await lanes.script.reconcile(waiting.filter((job) => laneOfJob(job) === 'script')));
+      if (restored > 0) logger.info({ jobs: restored }, `queued ${restored} claimed jobs again that Redis lost`);
+    },
+  });
 
   const hello: HelloRequest = {
     agentId,
     version: VERSION,
     hostname: hostname(),
     mode: config.mode,
-    checkTypes: [...probes.checkTypes(), ...(scripts?.checkTypes ?? [])],
+    // API runs in both lanes (scripts or none): named once.
+    checkTypes: [...new Set([...probes.checkTypes(), ...(scripts?.checkTypes ?? [])])],
     runtimes: scripts?.runtimes ?? [],
     capacity: { uptime: config.uptimeConcurrency, script: scriptCapacity },
   };
-  const running = (lane: Lane) =>
-    [...inFlight.values()].filter(({ job }) => laneOf(job.checkType) === lane).length;
   const state: AgentState = {
     lanes: () => {
-      const uptime = running('uptime');
-      const script = running('script');
+      const uptime = supervisor.counts('uptime');
+      const script = supervisor.counts('script');
       return {
-        uptime: { capacity: config.uptimeConcurrency, inFlight: uptime, queued: claimed.uptime.size - uptime },
-        script: { capacity: scriptCapacity, inFlight: script, queued: claimed.script.size - script },
+        uptime: { capacity: config.uptimeConcurrency, inFlight: uptime.running, queued: uptime.waiting },
+        script: { capacity: scriptCapacity, inFlight: script.running, queued: script.waiting },
       };
     },
     idleSandboxes: () => scripts?.idleSandboxes ?? 0,
   };
   metrics.observe(state);
   const housekeeping = startHousekeeping({ config, logger, metrics, state });
+  const leases = new LeaseKeeper({
+    client,
+    agentId,
+    supervisor,
+    leaseMs: () => leaseMs,
+    outage: serviceOutage,
+    readiness,
+    onLost: (ids, cancelled) => {
+      const { dropped, stopped } = supervisor.lost(ids);
+      void forget(dropped);
+      const taken = [...dropped, ...stopped];
+      const byUser = taken.filter((job) => cancelled.has(job.jobId));
+      if (byUser.length > 0) {
+        logger.info({ jobs: byUser.map((job) => job.jobId) }, 'jobs cancelled by a user were stopped; they are not reported');
+      }
+      if (taken.length > byUser.length) {
+        logger.warn(
+          { jobs: taken.filter((job) => !cancelled.has(job.jobId)).map((job) => job.jobId) },
+          'the service took jobs back from this agent (its lease ran out, so another agent may run them); they are not run or reported here',
+        );
+      }
+    },
+  });
+  leases.start();
   const pollAbort = new AbortController();
   const poller = new Poller({
     client,
@@ -196,22 +267,27 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     readiness,
     metrics,
     logger,
+    outage: serviceOutage,
     capacity: hello.capacity,
     // Uptime jobs are claimed ahead of free slots (UPTIME_PREFETCH) and wait in
-    // BullMQ; script jobs only for a slot that is free.
-    freeCapacity: () => ({
-      uptime: claimRoom(claimed.uptime.size, config.uptimeConcurrency, config.uptimePrefetch),
-      script: claimRoom(claimed.script.size, scriptCapacity, 0),
-    }),
-    capacityFreed: (signal) => waitForFreedCapacity(capacity, signal),
+    // BullMQ; script jobs only for a slot that is free. Nothing is claimed
+    // while Redis cannot queue it.
+    freeCapacity: () =>
+      redisWatch.usable
+        ? {
+            uptime: claimRoom(supervisor.counts('uptime').held, config.uptimeConcurrency, config.uptimePrefetch),
+            script: claimRoom(supervisor.counts('script').held, scriptCapacity, 0),
+          }
+        : { uptime: 0, script: 0 },
+    capacityFreed: (signal) => supervisor.freed(signal),
     onHello: async (answer) => {
       leaseMs = answer.leaseSeconds * 1000;
     },
     accept: async (jobs) => {
-      for (const job of jobs) claimed[laneOf(job.checkType)].add(job.jobId);
+      supervisor.claimed(jobs);
       await Promise.all([
-        lanes.uptime.add(jobs.filter((job) => laneOf(job.checkType) === 'uptime')),
-        lanes.script.add(jobs.filter((job) => laneOf(job.checkType) === 'script')),
+        lanes.uptime.add(jobs.filter((job) => laneOfJob(job) === 'uptime')),
+        lanes.script.add(jobs.filter((job) => laneOfJob(job) === 'script')),
       ]);
     },
   });
@@ -220,32 +296,52 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      // Everything below fits in the grace period, whatever the service, Redis or the jobs do.
+      const deadline = Date.now() + config.shutdownGraceMs;
+      const left = () => Math.max(0, deadline - Date.now());
+      // A goodbye gets a second even when the grace period is spent: it saves the other agents a lease of waiting.
+      const bounded = (ms: number) => AbortSignal.timeout(Math.max(1000, Math.min(ms, left())));
       readiness.stopping();
       logger.info({ graceMs: config.shutdownGraceMs }, 'shutting down: no new jobs; running jobs may finish');
       pollAbort.abort();
-      await polling;
-      // Each Redis step is bounded: a Redis that died must not keep the agent from exiting.
-      await within(5000, Promise.all([lanes.uptime.pause(), lanes.script.pause()]));
-      for (const lane of [lanes.uptime, lanes.script]) {
-        for (const job of (await within(5000, lane.drainWaiting())) ?? []) {
-          await client.release(job.jobId, agentId, 'agent shutting down').catch(() => undefined);
-          claimed[laneOf(job.checkType)].delete(job.jobId);
-        }
-      }
-      const drained = await waitUntil(() => inFlight.size === 0, config.shutdownGraceMs);
+      await within(Math.min(2000, left()), polling);
+      await within(Math.min(2000, left()), Promise.all([lanes.uptime.pause(), lanes.script.pause()]));
+      // What has not started goes back at once, and so does whatever a claim
+      // this agent stopped waiting for had leased: goodbye releases every job
+      // of this agent's but the running ones.
+      const waiting = supervisor.takeWaiting();
+      void forget(waiting);
+      const running = supervisor.ids().started;
+      const released = await client.goodbye(agentId, running, 'agent shutting down', bounded(3000)).catch(() => undefined);
+      if (released !== undefined) logger.info({ released, running: running.length }, `released ${released} jobs that had not started`);
+      else if (waiting.length > 0) logger.warn({ jobs: waiting.length }, `the service did not take back ${waiting.length} waiting jobs; they go back at lease expiry`);
+      // Running jobs may finish within the grace period, less what the last steps need.
+      const reserve = Math.min(3000, config.shutdownGraceMs / 4);
+      const drained = await waitUntil(() => supervisor.count('running') === 0, left() - reserve);
       if (!drained) {
-        logger.warn({ jobs: inFlight.size }, 'grace period over: releasing the jobs still running');
-        for (const { abort } of inFlight.values()) abort.abort(SHUTDOWN);
-        await waitUntil(() => inFlight.size === 0, 2000);
+        const stopped = supervisor.stopRunning('shutdown');
+        logger.warn({ jobs: stopped }, `grace period over: stopping ${stopped} running jobs; the service offers them again`);
+        await waitUntil(() => supervisor.count('running') === 0, Math.min(2000, left()));
       }
-      await reporter.flush(Math.max(1000, Math.min(config.shutdownGraceMs, 10_000)));
-      await housekeeping.stop();
-      await scripts?.stop();
-      await probes.close();
-      await within(5000, Promise.all([lanes.uptime.close(), lanes.script.close()]));
+      await reporter.flush(Math.min(left(), 10_000));
+      // Jobs stopped, and results the service did not take: offered again now, not at lease expiry.
+      const unfinished = supervisor.ids();
+      const said = await client.goodbye(agentId, [], 'agent stopped', bounded(2000)).catch(() => undefined);
+      if (said === undefined && unfinished.started.length + unfinished.waiting.length > 0) {
+        logger.warn(
+          { jobs: unfinished.started.length + unfinished.waiting.length },
+          `the service did not answer the goodbye; jobs of this agent's go back at lease expiry (${leaseMs / 1000} s)`,
+        );
+      }
+      redisWatch.stop();
+      await leases.stop();
+      await within(2000, housekeeping.stop());
+      await within(5000, scripts?.stop() ?? Promise.resolve());
+      await within(2000, probes.close());
+      await within(2000, Promise.all([lanes.uptime.close(), lanes.script.close()]));
       redis.disconnect();
-      await embedded?.stop();
-      await client.close();
+      await within(2000, embedded?.stop() ?? Promise.resolve());
+      await within(1000, client.close());
       await health.close();
       logger.info('agent stopped');
       await errors.close(2000);
@@ -303,38 +399,17 @@ async function startScriptSide(
   return harness;
 }
 
-/** Extends the job's lease at half its length for as long as the job runs. */
-function keepLeased(
-  client: ServiceClient,
-  job: Job,
-  agentId: string,
-  leaseMs: number,
-  abort: AbortController,
-  log: Logger,
-): NodeJS.Timeout {
-  const timer = setInterval(() => {
-    client.extendLease(job.jobId, agentId).catch((error: unknown) => {
-      if (error instanceof ConflictError) {
-        log.warn('the service gave the job to another agent; stopping it here');
-        abort.abort();
-      }
-    });
-  }, leaseMs / 2);
-  timer.unref();
-  return timer;
-}
-
 /**
  * Waits for Redis without giving up: an agent whose Redis is down at start
  * stays up, not ready, and says why, until Redis comes.
  */
 async function waitForRedis(redis: Redis, url: string | undefined, readiness: Readiness, logger: Logger): Promise<void> {
   if (redis.status === 'ready') return;
-  const where = url ? new URL(url).host : 'the embedded redis-server';
+  const where = redisName(url);
   let said = '';
   const onError = (error: Error) => {
-    const message = `Redis at ${where} is not reachable (${(error as NodeJS.ErrnoException).code ?? error.message}); retrying`;
-    readiness.set('redis-unavailable', message);
+    const message = `${where} is not reachable (${(error as NodeJS.ErrnoException).code ?? error.message}); retrying`;
+    readiness.setRedisProblem(message);
     if (message !== said) logger.error(message);
     said = message;
   };
@@ -344,9 +419,11 @@ async function waitForRedis(redis: Redis, url: string | undefined, readiness: Re
     await new Promise((resolve) => redis.once('ready', resolve));
   } finally {
     redis.off('error', onError);
-    redis.on('error', (error: Error) => logger.warn(`Redis: ${error.message}`));
+    // Until the agent's RedisWatch follows the connection: an 'error' without a listener is printed raw by ioredis.
+    redis.on('error', () => undefined);
   }
-  if (said) logger.info(`Redis at ${where} is reachable again`);
+  if (said) logger.info(`${where} is reachable again`);
+  readiness.setRedisProblem(undefined);
   readiness.set('starting', 'connecting to the service');
 }
 
@@ -359,18 +436,6 @@ async function waitUntil(condition: () => boolean, ms: number): Promise<boolean>
   return true;
 }
 
-/** Resolves when a job frees its slot, after a second at most, or on abort; leaves no listener behind. */
-function waitForFreedCapacity(capacity: EventEmitter, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      capacity.off('freed', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, 1000);
-    capacity.on('freed', done);
-    signal.addEventListener('abort', done);
-    if (signal.aborted) done();
-  });
+function redisName(url: string | undefined): string {
+  return url ? `Redis at ${new URL(url).host}` : 'the embedded redis-server';
 }

@@ -6,6 +6,7 @@
  * form and still leave, say, its base64 one — then made to fit: the name to
  * the service's artifact name rule, the type to a bare `type/subtype`.
  */
+import { MAX_ARTIFACT_NAME } from '../protocol/agent-api.js';
 
 export interface TextScrubber {
   text(text: string): string;
@@ -25,8 +26,6 @@ export interface ArtifactLabel {
   contentType: string;
 }
 
-/** The service's artifact name rule: `^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$`. */
-export const MAX_ARTIFACT_NAME = 200;
 const MAX_EXTENSION = 10;
 const FALLBACK_NAME = 'artifact';
 const FALLBACK_EXTENSION = 'bin';

@@ -1,5 +1,6 @@
+import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { bool, makeValidator, str } from 'envalid';
 import { cronSchedule, describeEnv, httpUrl, integer, parseEnv, pattern, sentryDsn, upperChoice, urlOr } from '../config/env.js';
 import { Secret } from '../config/secret.js';
@@ -10,6 +11,19 @@ const redisUrl = makeValidator<string>((raw) => {
   const expected = 'must be a redis:// or rediss:// URL';
   const parsed = urlOr(raw, expected);
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error(expected);
+  return raw;
+});
+
+/** An absolute path to a directory that exists now (read by sandboxed jobs, so never relative to the agent's cwd). */
+const existingDirectory = makeValidator<string>((raw) => {
+  if (!isAbsolute(raw)) throw new Error('must be an absolute path');
+  let directory = false;
+  try {
+    directory = statSync(raw).isDirectory();
+  } catch {
+    throw new Error('must be an existing directory');
+  }
+  if (!directory) throw new Error('must be a directory');
   return raw;
 });
 
@@ -144,6 +158,10 @@ export const agentEnvSpecs = {
     default: undefined,
     desc: 'Cache for Playwright check suite dependency installs (npm, bun), kept between runs; unset: none',
   }),
+  PLAYWRIGHT_BROWSERS_PATH: existingDirectory({
+    default: undefined,
+    desc: "Where `npx playwright install firefox webkit` put Playwright's own browsers, for the Firefox and WebKit projects of Playwright check suites; unset: those projects fail",
+  }),
   SHUTDOWN_GRACE_SECONDS: integer(0, 3600)({
     default: 280,
     desc: 'On SIGTERM, how long running jobs may finish before they are released',
@@ -164,6 +182,10 @@ export const agentEnvSpecs = {
   DEPENDENCY_CACHE_MAX_AGE_DAYS: integer(0, 3650)({
     default: HOUSEKEEPING_DEFAULTS.dependencyCacheMaxAgeDays,
     desc: 'Files in DEPENDENCY_CACHE older than this are removed by housekeeping (days; 0: never)',
+  }),
+  AGENT_METRICS_PER_CHECK: bool({
+    default: false,
+    desc: 'true: /metrics also has series per check and location, named as blackbox_exporter names them (probe_success, probe_duration_seconds, …)',
   }),
   STATE_SUMMARY_SCHEDULE: cronSchedule({
     default: HOUSEKEEPING_DEFAULTS.summarySchedule,
@@ -209,6 +231,8 @@ export interface AgentConfig {
   logLevel: LogLevel;
   shutdownGraceMs: number;
   useOsDnsResolver: boolean;
+  /** AGENT_METRICS_PER_CHECK: per-check series in /metrics; off when left out. */
+  metricsPerCheck?: boolean;
   errorReporting: ErrorReportingConfig | undefined;
   housekeeping: {
     schedule: string;
@@ -235,6 +259,8 @@ export interface AgentConfig {
     enginesDirectory: string;
     /** DEPENDENCY_CACHE; undefined: every suite installs from nothing. */
     dependencyCache: string | undefined;
+    /** PLAYWRIGHT_BROWSERS_PATH: Playwright's own Firefox and WebKit builds for suites; undefined: none. */
+    playwrightBrowsersPath?: string | undefined;
   };
 }
 
@@ -253,6 +279,7 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     logLevel: parsed.LOG_LEVEL,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_SECONDS * 1000,
     useOsDnsResolver: parsed.USE_OS_DNS_RESOLVER,
+    metricsPerCheck: parsed.AGENT_METRICS_PER_CHECK,
     errorReporting:
       parsed.EXTERNAL_OBSERVABILITY === 'off'
         ? undefined
@@ -278,6 +305,7 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
       warm: parsed.SANDBOX_WARM,
       enginesDirectory: parsed.ENGINES_DIR,
       dependencyCache: parsed.DEPENDENCY_CACHE || undefined,
+      playwrightBrowsersPath: parsed.PLAYWRIGHT_BROWSERS_PATH || undefined,
     },
   };
 }

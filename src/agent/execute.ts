@@ -20,11 +20,15 @@ export async function executeJob(
   try {
     const probe = probes.probeFor(job.checkType);
     const settings = probe.parseSettings(job.settings);
-    outcome = await probe.run(settings, { signal, timeoutMs: job.timeoutSeconds * 1000 });
+    outcome = await probe.run(settings, {
+      signal,
+      timeoutMs: job.timeoutSeconds * 1000,
+      environmentVariables: job.environmentVariables,
+    });
   } catch (error) {
     outcome = failedOutcome(error, performance.now() - started);
   }
-  if (job.settings.shouldFail === true) outcome = invert(outcome);
+  if (job.settings.shouldFail === true) outcome = invertOutcome(outcome);
   return resultOf(job, agentId, startedAt, outcome, signal.aborted);
 }
 
@@ -54,9 +58,10 @@ function failedOutcome(error: unknown, elapsed: number): ProbeOutcome {
 
 /**
  * shouldFail: a check that failed its assertions passes, and one that passed
- * fails. A check that could not run at all (an error) stays failed.
+ * fails. A check that could not run at all (an error) stays failed. API checks
+ * with scripts apply it too (api-check/api-run.ts).
  */
-function invert(outcome: ProbeOutcome): ProbeOutcome {
+export function invertOutcome(outcome: ProbeOutcome): ProbeOutcome {
   if (outcome.hasErrors) return outcome;
   return {
     ...outcome,

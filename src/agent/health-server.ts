@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PortInUseError } from '../errors/index.js';
 import { VERSION } from '../version.js';
 import type { AgentMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
@@ -52,7 +53,13 @@ export async function startHealthServer(
   // Probes must not keep a draining process alive.
   server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new PortInUseError(`AGENT_HEALTH_PORT ${port} is already in use on ${host}; choose another AGENT_HEALTH_PORT`, { cause: error })
+          : error,
+      );
+    });
     server.listen(port, host, () => resolve());
   });
   return {

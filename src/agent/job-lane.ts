@@ -86,6 +86,8 @@ export class JobLane {
   readonly #worker: LaneWorker;
   /** Claimed jobs not yet started, by entry id. */
   readonly #held = new Map<string, Job>();
+  /** Entries of jobs let go whose removal Redis has not confirmed: met again, they are dropped quietly. */
+  readonly #forgotten = new Set<string>();
   readonly #lane: string;
   readonly #logger: Logger;
   readonly #onRejected: (reason: RejectedEntryReason) => void;
@@ -160,24 +162,44 @@ export class JobLane {
   }
 
   /**
-   * Takes every job that has not started out of the queue and returns it: each
-   * one this lane holds whose entry is removed, or is no longer there.
+   * Lets go of jobs that will not run here (released, or taken back by the
+   * service): their payloads are dropped at once, their entries removed as far
+   * as Redis answers. An entry left behind is dropped when the worker meets it.
    */
-  async drainWaiting(): Promise<Job[]> {
-    const taken = await Promise.all(
-      [...this.#held].map(async ([id, job]) => {
-        const removed = await this.#queue.remove(id);
-        // Not removed and still there: it is active (locked), and runs to the end like the others.
-        if (removed !== 1 && (await this.#queue.getJobState(id)) !== 'unknown') return undefined;
-        // The worker may have taken it in the meantime.
-        return this.#held.delete(id) ? job : undefined;
+  async forget(jobs: readonly Job[]): Promise<void> {
+    const ids = jobs.map(entryId).filter((id) => this.#held.delete(id));
+    for (const id of ids) this.#forgotten.add(id);
+    await this.#removeForgotten();
+  }
+
+  async #removeForgotten(): Promise<void> {
+    await Promise.all(
+      [...this.#forgotten].map(async (id) => {
+        try {
+          await this.#queue.remove(id);
+          this.#forgotten.delete(id);
+        } catch {
+          // Redis is away: tried again when it is back (reconcile).
+        }
       }),
     );
-    return taken.filter((job) => job !== undefined);
+  }
+
+  /**
+   * After Redis came back: every job given that has no entry any more (a Redis
+   * that keeps nothing lost it) gets its entry again. Answers how many.
+   */
+  async reconcile(waiting: readonly Job[]): Promise<number> {
+    await this.#removeForgotten();
+    const states = await Promise.all(waiting.map((job) => this.#queue.getJobState(entryId(job))));
+    const missing = waiting.filter((_, index) => states[index] === 'unknown');
+    await this.add(missing);
+    return missing.length;
   }
 
   /** The job held under an entry's id, once; the entry's data is only checked, never used. */
   #take(id: string | undefined, data: unknown): Job | undefined {
+    if (id !== undefined && this.#forgotten.delete(id)) return undefined;
     const job = id === undefined ? undefined : this.#held.get(id);
     if (id === undefined || !job) {
       this.#reject(id, 'not_held');

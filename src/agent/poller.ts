@@ -1,7 +1,8 @@
 import { ConflictError, KeyRefusedError, ServiceUnreachableError, errorCode } from '../errors/index.js';
 import type { Logger } from '../logging.js';
+import type { OutageLog } from '../outage-log.js';
 import type { HelloRequest, HelloResponse, Job } from '../protocol/agent-api.js';
-import { laneOf } from '../protocol/lanes.js';
+import { laneOfJob } from '../protocol/api-settings.js';
 import { Backoff, sleep } from './backoff.js';
 import type { AgentMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
@@ -13,6 +14,8 @@ export interface PollerOptions {
   readiness: Readiness;
   metrics: AgentMetrics;
   logger: Logger;
+  /** The service's outages, said once each, with the heartbeat's and the reporter's failures. */
+  outage: OutageLog;
   /** Jobs each lane runs at once; 0 for a lane this agent does not have. */
   capacity: { uptime: number; script: number };
   /** Jobs to claim now, per lane (claimRoom): 0 while a lane is full or its backlog is still half there. */
@@ -87,11 +90,11 @@ export class Poller {
           signal,
         );
         this.#recovered();
-        if (!this.options.readiness.ready) {
+        if (!this.options.readiness.serviceReady) {
           this.options.readiness.set('ready', `serving private location ${answer.privateLocation.slugName}`);
         }
         if (jobs.length > 0) {
-          for (const job of jobs) metrics.jobsClaimed.inc({ lane: laneOf(job.checkType), check_type: job.checkType });
+          for (const job of jobs) metrics.jobsClaimed.inc({ lane: laneOfJob(job), check_type: job.checkType });
           await this.options.accept(jobs);
         } else if (aLaneIsFull) {
           await this.options.capacityFreed(signal);
@@ -118,9 +121,14 @@ export class Poller {
       metrics.serviceReachable.set(0);
     }
     const delay = this.#backoff.next();
-    // The same failure every few seconds for an hour is one story, not a thousand lines.
-    if (message !== this.#lastError) logger.error({ code }, `${message} (retrying in ${Math.round(delay / 1000)} s)`);
-    else logger.debug({ code }, `${message} (retrying in ${Math.round(delay / 1000)} s)`);
+    if (error instanceof ServiceUnreachableError) {
+      // An outage is one story, told when it starts and when it ends, not a line per retry.
+      this.options.outage.failed('claiming jobs', error);
+    } else if (message !== this.#lastError) {
+      logger.error({ code }, `${message} (retrying in ${Math.round(delay / 1000)} s)`);
+    } else {
+      logger.debug({ code }, `${message} (retrying in ${Math.round(delay / 1000)} s)`);
+    }
     this.#lastError = message;
     await sleep(delay, signal);
   }
@@ -131,7 +139,7 @@ export class Poller {
   }
 
   #recovered(): void {
-    if (this.#lastError) this.options.logger.info('the service answers again');
+    if (!this.options.outage.recovered() && this.#lastError) this.options.logger.info('the service answers again');
     this.#lastError = undefined;
     this.#backoff.reset();
     this.options.metrics.serviceReachable.set(1);

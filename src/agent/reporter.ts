@@ -1,5 +1,6 @@
-import { KeyRefusedError, ProtocolError, errorCode } from '../errors/index.js';
+import { KeyRefusedError, ProtocolError, ServiceUnreachableError, errorCode } from '../errors/index.js';
 import type { Logger } from '../logging.js';
+import type { OutageLog } from '../outage-log.js';
 import { MAX_RESULTS_PER_BATCH, type Result } from '../protocol/agent-api.js';
 import { Backoff, sleep } from './backoff.js';
 import type { AgentMetrics } from './metrics.js';
@@ -32,6 +33,8 @@ export class Reporter {
     private readonly client: ServiceClient,
     private readonly logger: Logger,
     private readonly metrics: AgentMetrics,
+    /** The service's outages: a failed post is counted there, not logged batch by batch. */
+    private readonly outage: OutageLog,
   ) {}
 
   /**
@@ -72,7 +75,9 @@ export class Reporter {
     const deadline = Date.now() + GIVE_UP_MS;
     for (;;) {
       try {
-        const answer = await this.client.postResults(batch.map((pending) => pending.result));
+        // Aborted at the end of a flush: a hung service must not hold up a shutdown.
+        const answer = await this.client.postResults(batch.map((pending) => pending.result), this.#stop.signal);
+        this.outage.recovered();
         answer.outcomes.forEach((item, index) => this.#settled(batch[index]!, item.outcome, item.message));
         return;
       } catch (error) {
@@ -87,8 +92,11 @@ export class Reporter {
           this.logger.error({ code, jobIds }, 'giving up on results after retrying; the service will time the jobs out');
           return;
         }
-        const level = error instanceof KeyRefusedError ? 'error' : 'warn';
-        this.logger[level]({ code, jobIds }, `posting results failed, retrying: ${(error as Error).message}`);
+        if (error instanceof ServiceUnreachableError) this.outage.failed('posting results', error);
+        else {
+          const level = error instanceof KeyRefusedError ? 'error' : 'warn';
+          this.logger[level]({ code, jobIds }, `posting results failed, retrying: ${(error as Error).message}`);
+        }
         await sleep(backoff.next(), this.#stop.signal);
       }
     }

@@ -14,20 +14,33 @@ import {
 import {
   ClaimResponseSchema,
   HelloResponseSchema,
-  LeaseResponseSchema,
+  LeasesResponseSchema,
+  ReleasedSchema,
   ResultBatchAnswerSchema,
   type ClaimRequest,
   type ClaimResponse,
   type HelloRequest,
   type HelloResponse,
+  type LeasesResponse,
   type Result,
   type ResultBatchAnswer,
 } from '../protocol/agent-api.js';
 
 const helloResponse = Compile(HelloResponseSchema);
 const claimResponse = Compile(ClaimResponseSchema);
-const leaseResponse = Compile(LeaseResponseSchema);
 const resultBatchAnswer = Compile(ResultBatchAnswerSchema);
+const leasesResponse = Compile(LeasesResponseSchema);
+const released = Compile(ReleasedSchema);
+
+/**
+ * How long any call may take before the service counts as unreachable: a hung
+ * service must show in readiness and logs, and must not hold up a shutdown.
+ */
+export const CALL_TIMEOUT_MS = 15_000;
+/** A claim is a long poll: its wait, and this much on top. */
+const CLAIM_SLACK_MS = 15_000;
+/** An upload or download of up to 150 MB gets this long between bytes, not in all. */
+const TRANSFER_IDLE_MS = 60_000;
 
 type Validator<T> = { Check(value: unknown): value is T; Errors(value: unknown): { instancePath: string; message: string }[] };
 
@@ -53,21 +66,29 @@ export class ServiceClient {
   }
 
   claim(body: ClaimRequest, signal?: AbortSignal): Promise<ClaimResponse> {
-    return this.#json('POST', '/v1/agent/jobs/claim', body, claimResponse, signal);
+    return this.#json('POST', '/v1/agent/jobs/claim', body, claimResponse, signal, body.waitSeconds * 1000 + CLAIM_SLACK_MS);
   }
 
-  async extendLease(jobId: string, agentId: string): Promise<string> {
-    const answer = await this.#json('POST', `/v1/agent/jobs/${jobId}/lease`, { agentId }, leaseResponse);
-    return answer.leaseExpiresAt;
+  /** One heartbeat for every job held (at most MAX_JOBS_PER_CALL of each kind); answers those no longer this agent's. */
+  renewLeases(agentId: string, running: readonly string[], waiting: readonly string[], signal?: AbortSignal): Promise<LeasesResponse> {
+    return this.#json('POST', '/v1/agent/leases', { agentId, running, waiting }, leasesResponse, signal);
   }
 
   /** Up to MAX_RESULTS_PER_BATCH results in one call; each gets its own outcome. */
-  postResults(results: readonly Result[]): Promise<ResultBatchAnswer> {
-    return this.#json('POST', '/v1/agent/results', { results }, resultBatchAnswer);
+  postResults(results: readonly Result[], signal?: AbortSignal): Promise<ResultBatchAnswer> {
+    return this.#json('POST', '/v1/agent/results', { results }, resultBatchAnswer, signal);
   }
 
-  async release(jobId: string, agentId: string, reason: string): Promise<void> {
-    await this.#call('POST', `/v1/agent/jobs/${jobId}/release`, { agentId, reason });
+  /** Offers jobs again at once (at most MAX_JOBS_PER_CALL); answers how many were still this agent's. */
+  async release(agentId: string, jobIds: readonly string[], reason: string, signal?: AbortSignal): Promise<number> {
+    const answer = await this.#json('POST', '/v1/agent/jobs/release', { agentId, jobIds, reason }, released, signal);
+    return answer.released;
+  }
+
+  /** Leaves: every job of this agent's but `keep` is offered again, those of an unanswered claim included. */
+  async goodbye(agentId: string, keep: readonly string[], reason: string, signal?: AbortSignal): Promise<number> {
+    const answer = await this.#json('POST', '/v1/agent/goodbye', { agentId, keep, reason }, released, signal);
+    return answer.released;
   }
 
   async uploadArtifact(
@@ -77,10 +98,15 @@ export class ServiceClient {
     contentType: string,
     size: number,
   ): Promise<void> {
-    await this.#call('PUT', `/v1/agent/jobs/${jobId}/artifacts/${encodeURIComponent(name)}`, body, {
-      'content-type': contentType,
-      'content-length': String(size),
-    });
+    await this.#call(
+      'PUT',
+      `/v1/agent/jobs/${jobId}/artifacts/${encodeURIComponent(name)}`,
+      body,
+      { 'content-type': contentType, 'content-length': String(size) },
+      undefined,
+      // Up to 150 MB on a slow line: bounded by silence, not by a total.
+      undefined,
+    );
   }
 
   /**
@@ -102,6 +128,8 @@ export class ServiceClient {
         dispatcher: this.#dispatcher,
         headers: { authorization: `Bearer ${this.apiKey.reveal()}` },
         signal,
+        headersTimeout: CALL_TIMEOUT_MS,
+        bodyTimeout: TRANSFER_IDLE_MS,
       });
     } catch (error) {
       if (signal?.aborted) throw error;
@@ -133,8 +161,15 @@ export class ServiceClient {
     await this.#dispatcher.close();
   }
 
-  async #json<T>(method: 'POST', path: string, body: unknown, validator: Validator<T>, signal?: AbortSignal): Promise<T> {
-    const payload = await this.#call(method, path, body, undefined, signal);
+  async #json<T>(
+    method: 'POST',
+    path: string,
+    body: unknown,
+    validator: Validator<T>,
+    signal?: AbortSignal,
+    timeoutMs = CALL_TIMEOUT_MS,
+  ): Promise<T> {
+    const payload = await this.#call(method, path, body, undefined, signal, timeoutMs);
     if (!validator.Check(payload)) {
       const problems = validator
         .Errors(payload)
@@ -152,23 +187,38 @@ export class ServiceClient {
     /** Given: `body` is raw bytes sent as they are, whatever the content type (a JSON report too). */
     rawHeaders?: Record<string, string>,
     signal?: AbortSignal,
+    /** The whole call, answer read included; undefined: bounded by silence on the line instead. */
+    timeoutMs: number | undefined = CALL_TIMEOUT_MS,
   ): Promise<unknown> {
+    const call = boundedCall(signal, timeoutMs);
     let response: Dispatcher.ResponseData;
+    let text: string;
     try {
       response = await request(`${this.baseUrl}${path}`, {
         method,
         dispatcher: this.#dispatcher,
         headers: { ...(rawHeaders ?? { 'content-type': 'application/json' }), authorization: `Bearer ${this.apiKey.reveal()}` },
         body: rawHeaders ? (body as Buffer) : JSON.stringify(body),
-        signal,
+        signal: call.signal,
+        // An upload's answer comes after its last byte: undici's own default bounds that wait.
+        ...(timeoutMs === undefined ? {} : { headersTimeout: timeoutMs }),
+        bodyTimeout: TRANSFER_IDLE_MS,
       });
+      text = await response.body.text();
     } catch (error) {
       if (signal?.aborted) throw error;
+      if (call.timedOut()) {
+        throw new ServiceUnreachableError(
+          `The service at ${this.baseUrl} did not answer ${method} ${path} within ${Math.round(timeoutMs / 1000)} s`,
+          { cause: error },
+        );
+      }
       throw new ServiceUnreachableError(`Cannot reach the service at ${this.baseUrl}: ${describe(error)}`, {
         cause: error,
       });
+    } finally {
+      call.done();
     }
-    const text = await response.body.text().catch(() => '');
     const status = response.statusCode;
     throwForStatus(method, path, status, text);
     if (status === 204 || text === '') return undefined;
@@ -214,4 +264,32 @@ function describe(error: unknown): string {
     return `${code ? `${code} ` : ''}${error.message}${cause}`;
   }
   return String(error);
+}
+
+/**
+ * A signal of the call's own, aborted by the caller's or by the timeout. The
+ * caller's long-lived signal gets one listener per call, removed when the
+ * call ends, however it ends: listeners left on it pile up over an outage.
+ */
+function boundedCall(outer: AbortSignal | undefined, timeoutMs: number | undefined) {
+  const controller = new AbortController();
+  let timedOut = false;
+  const onAbort = () => controller.abort(outer?.reason);
+  outer?.addEventListener('abort', onAbort, { once: true });
+  if (outer?.aborted) controller.abort(outer.reason);
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          controller.abort(new Error('timed out'));
+        }, timeoutMs);
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    done: () => {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onAbort);
+    },
+  };
 }

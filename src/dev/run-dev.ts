@@ -110,6 +110,7 @@ export async function runDev(
     }
 
     print(`Outpost is running: service, agent and a demo site, all on this machine.`);
+    print(`  dashboard      ${service.url}/  (log in with the account and key printed below)`);
     print(`  service        ${service.url}  (API description: ${service.url}/openapi.json)`);
     print(`  account id     ${accountId}`);
     print(`  API key        ${apiKey}`);

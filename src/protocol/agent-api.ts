@@ -7,6 +7,9 @@ import { AssertionResultSchema } from './assertion.js';
 import { CheckTypeSchema, RunSourceSchema } from './enums.js';
 
 export const MAX_ARTIFACT_BYTES = 157_286_400;
+/** The longest artifact name, and the characters a name may hold: it is a path segment and a file name on the service. */
+export const MAX_ARTIFACT_NAME = 200;
+export const ARTIFACT_NAME_PATTERN = `^[A-Za-z0-9][A-Za-z0-9._-]{0,${MAX_ARTIFACT_NAME - 1}}$`;
 export const PRIVATE_LOCATION_KEY_PATTERN = '^pl_[A-Za-z0-9_-]{32,}$';
 
 const Uuid = Type.String({ format: 'uuid' });
@@ -83,6 +86,38 @@ export const ReleaseRequestSchema = Type.Object({
   agentId: Uuid,
   reason: Type.String({ maxLength: 500 }),
 });
+
+/** The most job ids one lease, release or goodbye call names; an agent with more splits them. */
+export const MAX_JOBS_PER_CALL = 2000;
+const JobIds = Type.Array(Uuid, { maxItems: MAX_JOBS_PER_CALL });
+
+/**
+ * Protocol addition: one heartbeat for every job an agent holds. Leases are
+ * short, so a crashed agent's jobs come back within one lease; `running` jobs
+ * are marked started (an expired lease of a job that never started is not a
+ * spent attempt). `lost`: the ids named that are no longer this agent's.
+ */
+export const LeasesRequestSchema = Type.Object({ agentId: Uuid, running: JobIds, waiting: JobIds });
+export const LeasesResponseSchema = Type.Object({
+  leaseExpiresAt: Type.String(),
+  /** Jobs named that are no longer this agent's: cancelled, given up on, or leased to another agent after the lease ran out. */
+  lost: Type.Array(Type.String(), { maxItems: 2 * MAX_JOBS_PER_CALL }),
+  /** Those of `lost` a user cancelled; absent from services that do not say. */
+  cancelled: Type.Optional(Type.Array(Type.String(), { maxItems: 2 * MAX_JOBS_PER_CALL })),
+});
+export type LeasesResponse = Type.Static<typeof LeasesResponseSchema>;
+
+/** Protocol addition: several jobs released in one call; answers how many were this agent's. */
+export const ReleaseManyRequestSchema = Type.Object({ agentId: Uuid, jobIds: JobIds, reason: Type.String({ maxLength: 500 }) });
+export const ReleasedSchema = Type.Object({ released: Type.Integer({ minimum: 0 }) });
+
+/**
+ * Protocol addition: an agent leaving. Every job leased to it but those in
+ * `keep` (still running, to be reported or released later) is offered again at
+ * once, claims still in flight included: after goodbye the agent's claims are
+ * refused until it says hello again.
+ */
+export const GoodbyeRequestSchema = Type.Object({ agentId: Uuid, keep: JobIds, reason: Type.String({ maxLength: 500 }) });
 
 const Ms = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
 export const TimingsSchema = Type.Object({

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { PlaywrightCheckConfigSchema } from './playwright-config.js';
 
 /** 512 KiB of ASCII: far beyond any hand-written multi-step script, well below what a job should carry. */
 export const MAX_SCRIPT_CHARS = 524_288;
@@ -24,10 +25,29 @@ export type ScriptDependency = Type.Static<typeof ScriptDependencySchema>;
 /** The multi-step settings that travel in a job: the script, its files, and whether it should fail. */
 export const MultiStepSettingsSchema = Type.Object({
   script: Type.String({ minLength: 1, maxLength: MAX_SCRIPT_CHARS }),
+  /**
+   * Where the script lives in its project, relative as dependency paths are
+   * (the CLI sends both from the project root): the agent writes it there, so
+   * its relative imports (`../fixtures`) find their files and errors name it.
+   * A `.ts` name makes it TypeScript. Absent: the agent's own name.
+   */
+  scriptPath: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_DEPENDENCY_PATH_CHARS })),
   dependencies: Type.Array(ScriptDependencySchema, { maxItems: MAX_DEPENDENCY_FILES }),
   shouldFail: Type.Optional(Type.Boolean()),
+  playwrightConfig: Type.Optional(PlaywrightCheckConfigSchema),
 });
 export type MultiStepSettings = Type.Static<typeof MultiStepSettingsSchema>;
+
+/** Script files the agent may run: JavaScript or TypeScript, as Playwright loads them. */
+export const SCRIPT_EXTENSIONS = ['.js', '.mjs', '.cjs', '.ts', '.mts', '.cts'];
+
+/** Why a script path cannot name the script, or undefined when it can. */
+export function scriptPathProblem(path: string): string | undefined {
+  const problem = dependencyPathProblem(path);
+  if (problem) return problem;
+  if (!SCRIPT_EXTENSIONS.some((extension) => path.endsWith(extension))) return `must end in one of ${SCRIPT_EXTENSIONS.join(', ')}`;
+  return undefined;
+}
 
 /** One step of a multi-step run, as the agent reports it in `details.steps`. */
 export const MultiStepStepSchema = Type.Object({

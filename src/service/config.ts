@@ -1,8 +1,9 @@
-import { str } from 'envalid';
+import { bool, str } from 'envalid';
 import { describeEnv, httpUrl, integer, parseEnv, pattern, upperChoice } from '../config/env.js';
 import { Secret } from '../config/secret.js';
 import { ConfigError } from '../errors/index.js';
 import { LOG_LEVELS, type LogLevel } from '../logging.js';
+import { DEFAULT_PER_CHECK_LIMIT } from './service-metrics.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -13,6 +14,10 @@ export const serviceEnvSpecs = {
   DATABASE_URL: pattern(/^postgres(ql)?:\/\//, 'a postgres:// connection string')({
     default: undefined,
     desc: 'PostgreSQL connection string; unset runs embedded PGlite',
+  }),
+  DATABASE_CONNECT_TIMEOUT_SECONDS: integer(0, 86_400)({
+    default: 60,
+    desc: 'How long to wait at start for an unreachable PostgreSQL before exiting (0: fail at once)',
   }),
   PGLITE_DIR: str({ default: undefined, desc: 'Directory for embedded PGlite data; unset keeps it in memory' }),
   ARTIFACTS_DIR: str({ default: undefined, desc: 'Directory for uploaded artifacts (default: a temporary directory)' }),
@@ -48,10 +53,30 @@ export const serviceEnvSpecs = {
     default: undefined,
     desc: 'SMS provider webhook: SMS alert channels POST {to, name, message} there; unset fails SMS alerts',
   }),
+  LEASE_SECONDS: integer(10, 3600)({
+    default: 30,
+    desc: 'How long a job stays an agent\'s without its heartbeat (agents renew every third of it); a crashed agent\'s jobs are offered again after this',
+  }),
   RATE_LIMIT_WINDOW_SECONDS: integer(1, 86_400)({ default: 60, desc: 'Length of the rate-limit window, in seconds' }),
+  ARTIFACT_LINK_SECRET: pattern(/^\S{32,512}$/, '32 to 512 characters without spaces')({
+    default: undefined,
+    desc: 'Key that signs artifact download links; every service instance must share it. Unset: a random key made once and kept in the database',
+  }),
+  ARTIFACT_LINK_TTL_SECONDS: integer(60, 604_800)({
+    default: 900,
+    desc: 'How long a signed artifact download link works, in seconds',
+  }),
   METRICS_TOKEN: pattern(/^\S{16,256}$/, '16 to 256 characters without spaces')({
     default: undefined,
-    desc: 'Bearer token GET /metrics asks for; unset: /metrics is open (counts and location ids only)',
+    desc: 'Bearer token GET /metrics asks for; unset: /metrics is open (counts, location slugs, check ids and names)',
+  }),
+  METRICS_PER_CHECK: bool({
+    default: true,
+    desc: 'false: GET /metrics has no per-check series (status, results, response time), for accounts with many checks',
+  }),
+  METRICS_PER_CHECK_LIMIT: integer(1, 1_000_000)({
+    default: DEFAULT_PER_CHECK_LIMIT,
+    desc: 'Most check/location pairs given per-check series in GET /metrics, the oldest checks first (about 15 series each)',
   }),
 };
 
@@ -60,12 +85,16 @@ export interface ServiceConfig {
   host: string;
   publicUrl: string | undefined;
   databaseUrl: string | undefined;
+  /** How long start-up waits for an unreachable PostgreSQL, in seconds; 0: not at all. */
+  databaseConnectTimeoutSeconds: number;
   pgliteDir: string | undefined;
   artifactsDir: string | undefined;
   bootstrap: { accountId: string; apiKey: Secret } | undefined;
   logLevel: LogLevel;
   /** Scheduler and lease sweep period; tests shorten it. */
   tickMs: number;
+  /** Length of a job's lease, renewed by the agent's heartbeat. */
+  leaseSeconds: number;
   /** Per API key, on the user API; undefined when switched off. */
   rateLimit: RateLimit | undefined;
   maxLocationsPerCheck: number;
@@ -76,6 +105,15 @@ export interface ServiceConfig {
   analysisProvider: { url: string; model: string; token: Secret | undefined } | undefined;
   /** Bearer token of GET /metrics; undefined: the endpoint is open. */
   metricsToken: Secret | undefined;
+  /** Check/location pairs GET /metrics gives series of their own; 0: none (METRICS_PER_CHECK=false). */
+  metricsPerCheckLimit: number;
+  artifactLinks: ArtifactLinkConfig;
+}
+
+export interface ArtifactLinkConfig {
+  /** Undefined: the key kept in the database (made at first start) signs the links. */
+  secret: Secret | undefined;
+  ttlSeconds: number;
 }
 
 export interface MailConfig {
@@ -101,6 +139,7 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
     host: parsed.HOST,
     publicUrl: parsed.PUBLIC_URL,
     databaseUrl: parsed.DATABASE_URL,
+    databaseConnectTimeoutSeconds: parsed.DATABASE_CONNECT_TIMEOUT_SECONDS,
     pgliteDir: parsed.PGLITE_DIR,
     artifactsDir: parsed.ARTIFACTS_DIR,
     bootstrap:
@@ -109,6 +148,7 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
         : undefined,
     logLevel: parsed.LOG_LEVEL,
     tickMs: 1000,
+    leaseSeconds: parsed.LEASE_SECONDS,
     maxLocationsPerCheck: parsed.MAX_LOCATIONS_PER_CHECK,
     analysisProvider: parsed.RCA_PROVIDER_URL
       ? {
@@ -119,6 +159,11 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
       : undefined,
     smsWebhookUrl: parsed.SMS_WEBHOOK_URL,
     metricsToken: parsed.METRICS_TOKEN ? new Secret(parsed.METRICS_TOKEN) : undefined,
+    metricsPerCheckLimit: parsed.METRICS_PER_CHECK ? parsed.METRICS_PER_CHECK_LIMIT : 0,
+    artifactLinks: {
+      secret: parsed.ARTIFACT_LINK_SECRET ? new Secret(parsed.ARTIFACT_LINK_SECRET) : undefined,
+      ttlSeconds: parsed.ARTIFACT_LINK_TTL_SECONDS,
+    },
     mail: { smtpUrl: parsed.SMTP_URL ? new Secret(parsed.SMTP_URL) : undefined, from: parsed.MAIL_FROM },
     rateLimit:
       parsed.RATE_LIMIT_MAX === 0 ? undefined : { max: parsed.RATE_LIMIT_MAX, windowSeconds: parsed.RATE_LIMIT_WINDOW_SECONDS },

@@ -1,9 +1,11 @@
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../logging.js';
 import type { AgentKeys } from './agent-keys.js';
+import type { ArtifactLinks } from './artifact-links.js';
 import type { RateLimit } from './config.js';
 import type { Database } from './db/database.js';
 import type { ServiceEvents } from './events.js';
+import type { ServiceMetrics } from './service-metrics.js';
 
 /** What every route and background task of the service shares. */
 export interface ServiceContext {
@@ -14,12 +16,16 @@ export interface ServiceContext {
   /** Base address for links in records, without a trailing slash. */
   baseUrl: string;
   artifactsDir: string;
+  /** Signs and checks the short-lived download links of artifacts. */
+  artifactLinks: ArtifactLinks;
   /** Lease handed out with each job; agents extend it for long jobs. */
   leaseSeconds: number;
   /** Longest a claim long poll may be held. */
   maxWaitSeconds: number;
   /** Bearer token of GET /metrics; undefined: the endpoint is open. */
   metricsToken: Secret | undefined;
+  /** What GET /metrics shows; the scheduler and the HTTP hooks count into it. */
+  metrics: ServiceMetrics;
   /** User API calls per API key; undefined: no limit. */
   rateLimit: RateLimit | undefined;
   /** Private and data-center locations together, per check. */

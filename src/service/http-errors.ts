@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
+import { DatabaseConnectionLostError } from '../errors/index.js';
+import { isDatabaseOutage } from './db/connection-errors.js';
 
 /** Shape A: {statusCode, error, message}. */
 export function sendErrorA(reply: FastifyReply, statusCode: number, message: string): FastifyReply {
@@ -125,6 +127,25 @@ export function collapse(errors: readonly AjvError[]): Record<string, string> {
   return attributes;
 }
 
+/** Seconds a client is asked to wait before trying again while the database is away. */
+const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * 503 in shape A, whatever the route's shape: the database is unreachable
+ * (nothing was saved), or its connection broke while a change was being
+ * committed (it may have been). Not logged here: the database's outage log
+ * tells an outage once.
+ */
+export function sendDatabaseOutage(reply: FastifyReply, error: Error): FastifyReply {
+  const write = reply.request.method !== 'GET' && reply.request.method !== 'HEAD';
+  const message =
+    error instanceof DatabaseConnectionLostError && write
+      ? 'The connection to the database was lost while saving; the change may or may not have been made. Check before trying again'
+      : 'The database is unreachable; try again shortly';
+  void reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+  return sendErrorA(reply, 503, message);
+}
+
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error.validation) {
     const attributes = collapse(error.validation);
@@ -135,6 +156,7 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
     return sendError(reply, 400, 'The request body is not valid JSON', {});
   }
+  if (isDatabaseOutage(error)) return sendDatabaseOutage(reply, error);
   const status = error.statusCode ?? 500;
   if (status >= 500) {
     request.log.error({ err: error }, 'request failed');

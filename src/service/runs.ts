@@ -1,11 +1,12 @@
 import type { RunSource } from '../protocol/enums.js';
-import { laneOf } from '../protocol/lanes.js';
+import { laneOfJob } from '../protocol/api-settings.js';
 import type { ServiceContext } from './context.js';
 import { overlayVariables, withAccountVariables } from './check-types/environment-variables.js';
 import { checkTypeDefinition, type CheckDefinition } from './check-types/index.js';
 import { groupOfCheck, type GroupRow } from './store/check-groups.js';
 import type { CheckRow } from './store/checks.js';
 import { privateLocationIdsBySlug } from './store/private-locations.js';
+import { effectiveRetryStrategy } from './retry-strategy.js';
 import { startSession, type GroupRunPlace, type SessionRow } from './store/sessions.js';
 import { allVariables } from './store/variables.js';
 
@@ -47,13 +48,14 @@ export async function startRun(
   if (locations.size === 0) {
     return { refused: `check ${check.id} is assigned to no existing private location` };
   }
-  const spec = type.jobSpec(definition);
-  // Scripts read variables; uptime probes have nothing to read them with.
-  if (laneOf(check.check_type) === 'script') {
+  const spec = type.jobSpec(definition, group?.definition);
+  // Scripts read variables, API checks their {{VARIABLES}}; uptime probes have nothing to read them with.
+  if (check.check_type === 'API' || laneOfJob({ checkType: check.check_type, settings: spec.settings }) === 'script') {
     const shared = overlayVariables(await allVariables(ctx.db, check.account_id), group?.definition.environmentVariables ?? []);
     spec.environmentVariables = withAccountVariables(shared, spec.environmentVariables);
   }
-  const session = await ctx.db.transaction((tx) => startSession(tx, check, runSource, locations, spec, groupRun));
+  const retryStrategy = effectiveRetryStrategy(check.definition, group?.definition);
+  const session = await ctx.db.transaction((tx) => startSession(tx, check, runSource, locations, { ...spec, retryStrategy }, groupRun));
   if (!groupRun) for (const locationId of new Set(locations.values())) ctx.events.emit('jobsQueued', locationId);
   return { session };
 }

@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createLogger, type Logger } from '../logging.js';
 import { AgentKeys } from './agent-keys.js';
+import { ArtifactLinks } from './artifact-links.js';
 import type { ServiceConfig } from './config.js';
 import type { ServiceContext } from './context.js';
 import type { Database } from './db/database.js';
+import { reportDatabaseFailure } from './db/connection-errors.js';
 import { openDatabase } from './db/open.js';
 import { ServiceEvents } from './events.js';
 import { buildServer } from './server.js';
@@ -20,7 +22,11 @@ import { builtinAnalyser, generateNextAnalysis } from './rca/generator.js';
 import { HttpAnalysisProvider } from './rca/http-provider.js';
 import { deliverDueMail } from './mail/outbox.js';
 import { Scheduler } from './scheduler.js';
+import { ServiceMetrics } from './service-metrics.js';
 import { ensureAccount, ensureApiKey } from './store/accounts.js';
+import { sharedSecret } from './store/service-secrets.js';
+import { PortInUseError } from '../errors/index.js';
+import { Secret } from '../config/secret.js';
 
 export interface RunningService {
   url: string;
@@ -45,7 +51,13 @@ export interface ServiceOptions {
 
 export async function startService(config: ServiceConfig, options: ServiceOptions = {}): Promise<RunningService> {
   const logger = options.logger ?? createLogger({ level: config.logLevel, name: 'outpost-service' });
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: config.pgliteDir });
+  // An unreachable PostgreSQL is waited for (DATABASE_CONNECT_TIMEOUT_SECONDS): it often starts after the service.
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    pgliteDir: config.pgliteDir,
+    logger,
+    connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
+  });
   try {
     if (config.bootstrap) {
       await ensureAccount(db, config.bootstrap.accountId, 'Bootstrap account');
@@ -53,10 +65,13 @@ export async function startService(config: ServiceConfig, options: ServiceOption
     }
     const artifactsDir = config.artifactsDir ?? (await mkdtemp(join(tmpdir(), 'outpost-artifacts-')));
     await mkdir(artifactsDir, { recursive: true });
+    // Every instance must sign links alike: the configured key, or one made once and kept in the database.
+    const linkKey =
+      config.artifactLinks.secret ?? new Secret(await sharedSecret(db, 'artifact-links', ArtifactLinks.generateKey()));
     const events = new ServiceEvents();
     const mailer = createMailer(config.mail, logger);
     const mailRetryBaseMs = options.mailRetryBaseMs ?? 30_000;
-    const outbox = backgroundRounds(() => deliverDueMail(db, mailer, logger, mailRetryBaseMs), logger, 'e-mail delivery round');
+    const outbox = backgroundRounds(() => deliverDueMail(db, mailer, logger, mailRetryBaseMs), logger, 'e-mail delivery round', db.outage);
     const provider = config.analysisProvider
       ? new HttpAnalysisProvider(config.analysisProvider.url, config.analysisProvider.model, config.analysisProvider.token)
       : builtinAnalyser();
@@ -66,9 +81,10 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       () => generateNextAnalysis(db, provider, logger, analysisRetryBaseMs, stopping.signal),
       logger,
       'root cause analysis round',
+      db.outage,
     );
     const alertOptions = { retryBaseMs: options.alertRetryBaseMs ?? 30_000, smsWebhookUrl: config.smsWebhookUrl };
-    const alerts = backgroundRounds(() => deliverDueAlerts(db, mailer, logger, alertOptions), logger, 'alert delivery round');
+    const alerts = backgroundRounds(() => deliverDueAlerts(db, mailer, logger, alertOptions), logger, 'alert delivery round', db.outage);
     const ctx: ServiceContext = {
       db,
       agentKeys: new AgentKeys(db),
@@ -76,17 +92,19 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       logger,
       baseUrl: config.publicUrl ?? `http://localhost:${config.port}`,
       artifactsDir,
-      leaseSeconds: options.leaseSeconds ?? 300,
+      artifactLinks: new ArtifactLinks(linkKey, config.artifactLinks.ttlSeconds),
+      leaseSeconds: options.leaseSeconds ?? config.leaseSeconds,
       maxWaitSeconds: options.maxWaitSeconds ?? 20,
       rateLimit: config.rateLimit,
       metricsToken: config.metricsToken,
+      metrics: new ServiceMetrics({ db, events, perCheckLimit: config.metricsPerCheckLimit }),
       maxLocationsPerCheck: config.maxLocationsPerCheck,
       wakeOutbox: outbox.wake,
       wakeAnalyses: analyses.wake,
       wakeAlerts: alerts.wake,
     };
     const app = await buildServer(ctx);
-    await app.listen({ port: config.port, host: config.host });
+    await listen(app, config.port, config.host);
     const { port } = app.server.address() as AddressInfo;
     if (!config.publicUrl) ctx.baseUrl = `http://localhost:${port}`;
     const scheduler = new Scheduler(ctx, config.tickMs);
@@ -95,7 +113,10 @@ export async function startService(config: ServiceConfig, options: ServiceOption
     const followUps = new Set<Promise<void>>();
     const follow = (work: Promise<void>, what: string) => {
       const tracked = work
-        .catch((error: unknown) => logger.error({ err: error }, `${what} failed`))
+        .catch((error: unknown) => {
+          // An outage is told once by the database's outage log, not once per finished session.
+          if (!reportDatabaseFailure(db.outage, logger, what, error)) logger.error({ err: error }, `${what} failed`);
+        })
         .finally(() => followUps.delete(tracked));
       followUps.add(tracked);
     };
@@ -131,3 +152,15 @@ export async function startService(config: ServiceConfig, options: ServiceOption
   }
 }
 
+/** Listens, or says in one line that the port is taken. */
+async function listen(app: FastifyInstance, port: number, host: string): Promise<void> {
+  try {
+    await app.listen({ port, host });
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'EADDRINUSE') {
+      await app.close().catch(() => undefined);
+      throw new PortInUseError(`PORT ${port} is already in use on ${host}; choose another PORT`, { cause: error });
+    }
+    throw error;
+  }
+}

@@ -16,6 +16,10 @@ export interface ResultFlags {
  * Complete: FAILED beats TIMED_OUT (a location that ran and failed is a
  * verdict; one that never ran is not), TIMED_OUT beats DEGRADED, then PASSED.
  * CANCELLED when every location was cancelled.
+ *
+ * `results` are the FINAL results only: an attempt a retry follows
+ * (resultType ATTEMPT) is no verdict, so a location being retried counts as
+ * still running and the session shows PROGRESS, not PROGRESS_FAILED.
  */
 export function sessionStatus(totalLocations: number, results: readonly ResultFlags[], claimed: boolean): SessionStatus {
   const failed = results.some((r) => (r.has_failures || r.has_errors) && !r.timed_out && !r.is_cancelled);

@@ -60,8 +60,8 @@ function buildProductionTree(dockerfile: string): { app: string; env: Record<str
 }
 
 describe.each([
-  ['Dockerfile.uptime', 'uptime', ['DNS', 'ICMP', 'TCP', 'URL']],
-  ['Dockerfile', 'full', ['DNS', 'ICMP', 'MULTI_STEP', 'PLAYWRIGHT', 'TCP', 'URL']],
+  ['Dockerfile.uptime', 'uptime', ['API', 'DNS', 'ICMP', 'TCP', 'URL']],
+  ['Dockerfile', 'full', ['API', 'BROWSER', 'DNS', 'ICMP', 'MULTI_STEP', 'PLAYWRIGHT', 'TCP', 'URL']],
 ])('the production tree of %s', (dockerfile, mode, checkTypes) => {
   let service: TestService;
   let agent: ChildProcess | undefined;

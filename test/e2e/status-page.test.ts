@@ -63,8 +63,8 @@ describe('public status page', () => {
     const incident = page.locator(`[data-incident-id="${ids.incident}"]`);
     expect(await incident.locator('h3').innerText()).toBe('Checkout errors');
     expect(await incident.locator('.update').allInnerTexts()).toEqual([
-      expect.stringMatching(/^IDENTIFIED: A bad deploy; rolling back/),
-      expect.stringMatching(/^INVESTIGATING: Payments fail for <b>some<\/b> customers/),
+      expect.stringMatching(/^Identified: A bad deploy; rolling back/),
+      expect.stringMatching(/^Investigating: Payments fail for <b>some<\/b> customers/),
     ]);
     // Typed markup is shown, never run as markup.
     expect(await page.locator('b').count()).toBe(0);
@@ -98,7 +98,7 @@ describe('public status page', () => {
     await page.goto(pageUrl);
     const shown = page.locator(`[data-maintenance-id="${held.id}"]`);
     expect(await shown.locator('h3').innerText()).toBe('Database upgrade');
-    expect(await shown.innerText()).toMatch(/IN_PROGRESS/);
+    expect(await shown.innerText()).toMatch(/In progress/);
     expect(await shown.innerText()).toMatch(/Moving to PostgreSQL 17/);
     await service.api('POST', `/v1/maintenance-windows/${window.id}/maintenances/${held.id}/updates`, { description: 'Done', status: 'COMPLETED' });
     await page.reload();

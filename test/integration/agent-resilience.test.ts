@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadServiceConfig } from '../../src/service/config.js';
@@ -7,6 +7,7 @@ import { eventually, startTestAgent, type TestAgent } from '../support/agent.js'
 import { startRedisServer } from '../support/redis-server.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { closedPort, respond, startTarget, type Target } from '../support/target.js';
+import { runToFinal } from '../support/sessions.js';
 
 const KEY = `pl_${'a'.repeat(40)}`;
 const cleanup: (() => Promise<unknown> | void)[] = [];
@@ -36,6 +37,19 @@ describe('agent health endpoints', () => {
     expect(metrics.status).toBe(200);
     expect(metrics.text).toContain('outpost_build_info{version=');
     expect((await agent.health('/nope')).status).toBe(404);
+  });
+});
+
+describe('agent whose health port is taken', () => {
+  it('stops at start with one line naming the port', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    cleanup.push(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+    const port = (taken.address() as AddressInfo).port;
+    await expect(startTestAgent({ apiKey: KEY, apiUrl: 'http://127.0.0.1:9', healthPort: port })).rejects.toMatchObject({
+      code: 'PORT_IN_USE',
+      message: `AGENT_HEALTH_PORT ${port} is already in use on 127.0.0.1; choose another AGENT_HEALTH_PORT`,
+    });
   });
 });
 
@@ -129,6 +143,54 @@ describe('agent with Redis down at start', () => {
   }, 30_000);
 });
 
+describe('agent whose Redis restarts', () => {
+  it('is not ready while Redis is away, says so once, and runs jobs again once it is back', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    cleanup.push(() => {
+      process.off('warning', onWarning);
+    });
+    const target = await startTarget({ '/ok': respond(200, 'fine') });
+    cleanup.push(() => target.close());
+    const service = await startTestService('pglite');
+    cleanup.push(() => service.close());
+    const location = await service.privateLocation();
+    const port = await closedPort();
+    let redis = await startRedisServer(port);
+    const agent = await agentFor({ apiKey: location.rawKey, apiUrl: service.url, redisUrl: `redis://127.0.0.1:${port}` });
+    cleanup.unshift(() => redis.stop());
+    await eventually(async () => ((await readinessOf(agent)) === 'ready' ? true : undefined), 10_000, 'ready');
+
+    await redis.stop();
+    const down = await eventually(async () => {
+      const answer = await agent.health('/-/readiness');
+      return answer.body?.status === 'redis-unavailable' ? answer : undefined;
+    }, 5000, 'redis-unavailable');
+    expect(down.status).toBe(503);
+    expect(down.body.detail).toContain(`Redis at 127.0.0.1:${port} is not reachable`);
+    // A while away: reconnect attempts are counted, not logged one by one.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    redis = await startRedisServer(port);
+    const back = Date.now();
+    await eventually(async () => ((await readinessOf(agent)) === 'ready' ? true : undefined), 10_000, 'ready again');
+    expect(Date.now() - back).toBeLessThan(10_000);
+
+    const created = await service.api('POST', '/v1/checks/url', {
+      name: 'after the restart',
+      activated: false,
+      privateLocations: [location.slugName],
+      request: { url: `${target.url}/ok` },
+    });
+    const { session } = await runToFinal(service, created.body.id, 15_000);
+    expect(session.status).toBe('PASSED');
+    const log = logText(agent);
+    expect(log.match(/is unreachable/g)).toHaveLength(1);
+    expect(log).toContain(`Redis at 127.0.0.1:${port} is reachable again`);
+    expect(warnings.filter((warning) => warning.includes('MaxListenersExceeded'))).toEqual([]);
+  }, 45_000);
+});
+
 describe('agent against a service that answers nonsense', () => {
   let fake: Server;
   afterEach(() => new Promise<void>((resolve) => (fake ? fake.close(() => resolve()) : resolve())));
@@ -214,6 +276,33 @@ describe('agent shutdown', () => {
     );
     expect(job).toEqual({ state: 'queued', agent_id: null });
     expect(target.hits.get('/slow')).toBe(1);
+    // Closing its own Redis connection is no outage.
+    expect(logText(agent)).not.toContain('is unreachable');
+  }, 30_000);
+
+  it('ends within its grace period when the service stops answering', async () => {
+    const held: ServerResponse[] = [];
+    const hung = createServer((request, response) => {
+      request.resume();
+      if (request.url === '/v1/agent/hello') {
+        response.setHeader('content-type', 'application/json');
+        response.end(JSON.stringify({ privateLocation: { id: 'x', slugName: 'hung', name: 'Hung' }, leaseSeconds: 30, maxWaitSeconds: 20 }));
+      } else held.push(response);
+    });
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    cleanup.push(async () => {
+      hung.closeAllConnections();
+      await new Promise((resolve) => hung.close(resolve));
+    });
+    const agent = await startTestAgent({
+      apiKey: KEY,
+      apiUrl: `http://127.0.0.1:${(hung.address() as AddressInfo).port}`,
+      shutdownGraceMs: 2000,
+    });
+    await eventually(() => (held.length > 0 ? true : undefined), 10_000, 'a claim held open');
+    const started = Date.now();
+    await agent.stop();
+    expect(Date.now() - started).toBeLessThan(2000 + 5000);
   }, 30_000);
 
   it('releases a job still running when the grace period ends', async () => {

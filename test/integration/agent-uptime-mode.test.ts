@@ -11,7 +11,7 @@ afterEach(async () => {
 const SCRIPT = "const { test } = require('@playwright/test');\ntest('t', async () => {});\n";
 
 describe('the agent in uptime mode (the uptime image)', () => {
-  it('says hello as an uptime agent with only URL, TCP, DNS and ICMP, runs those, and is never handed a script check', async () => {
+  it('says hello as an uptime agent with only URL, TCP, DNS, ICMP and API (without scripts), runs those, and is never handed a script check', async () => {
     const target = await startTarget({ '/ok': (_request, response) => response.writeHead(200).end('ok') });
     cleanup.push(() => target.close());
     const service = await startTestService('pglite');
@@ -27,7 +27,7 @@ describe('the agent in uptime mode (the uptime image)', () => {
       'SELECT check_types, runtimes FROM agents WHERE private_location_id = $1',
       [location.id],
     );
-    expect([...hello!.check_types].sort()).toEqual(['DNS', 'ICMP', 'TCP', 'URL']);
+    expect([...hello!.check_types].sort()).toEqual(['API', 'DNS', 'ICMP', 'TCP', 'URL']);
     expect(hello!.runtimes).toEqual([]);
     // The script side is never set up: no runtime is even looked for.
     expect(agent.logs.some((line) => line.includes('runtime'))).toBe(false);

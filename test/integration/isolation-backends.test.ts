@@ -200,7 +200,7 @@ describe('user ids', () => {
       const first = await pool.acquire();
       const second = await pool.acquire();
       expect([first.uid, second.uid]).toEqual([base + 1, base + 2]);
-      pool.release(first);
+      await pool.release(first);
       expect((await pool.acquire()).uid).toBe(base + 1);
     } finally {
       await killUser(base);

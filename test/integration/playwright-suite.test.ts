@@ -7,13 +7,14 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { create as createTar } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import yauzl from 'yauzl';
 import type { IsolationKind } from '../../src/agent/isolation/isolation.js';
 import { EngineCache } from '../../src/agent/playwright-suite/engines.js';
 import { entryProblem } from '../../src/agent/playwright-suite/code-bundle.js';
@@ -333,5 +334,156 @@ describe.each(KINDS)('Playwright suite runner under $kind isolation', ({ kind, u
       expect(result).toMatchObject({ hasErrors: true, error: { code: 'SCRIPT_TIMEOUT' } });
       expect(await processesOfUids(uidBase, UID_BLOCK)).toEqual([]);
     }, 60_000);
+
+    it('runs a Chromium, Firefox and WebKit project at once: Chromium passes, the others fail naming their browser', async () => {
+      const started = Date.now();
+      const { result } = await run(job({ bundle: await fixtureBundle('browsers') }));
+      const elapsed = Date.now() - started;
+      // Not a launch timeout per project: a browser the agent does not have fails at once.
+      expect(elapsed, JSON.stringify(result.logs.slice(-10))).toBeLessThan(60_000);
+      expect(result).toMatchObject({ hasFailures: true, hasErrors: false, error: { code: 'SCRIPT_FAILED' } });
+      expect(result.error!.message).toContain('2 of 3 tests failed');
+      const tests = result.details.tests as { project: string; status: string; error?: string }[];
+      expect(tests.map(({ project, status }) => ({ project, status }))).toEqual(
+        expect.arrayContaining([
+          { project: 'chromium', status: 'passed' },
+          { project: 'firefox', status: 'failed' },
+          { project: 'webkit', status: 'failed' },
+        ]),
+      );
+      for (const [project, browser] of [['firefox', 'Firefox'], ['webkit', 'WebKit']]) {
+        expect(tests.find((test) => test.project === project)?.error).toContain(
+          `Outpost: project "${project}" needs ${browser}, which this agent does not have (set PLAYWRIGHT_BROWSERS_PATH to a directory where \`npx playwright install ${project}\` put it)`,
+        );
+      }
+    }, 300_000);
+
+    it('leaves a Firefox project alone when PLAYWRIGHT_BROWSERS_PATH holds the Firefox build of the suite\'s Playwright', async () => {
+      // A stand-in for `npx playwright install firefox` of the fixture's Playwright (1.58.2: firefox-1509): it says who it is.
+      const installed = join(work, 'operator-browsers');
+      await mkdir(join(installed, 'firefox-1509', 'firefox'), { recursive: true });
+      await writeFile(join(installed, 'firefox-1509', 'INSTALLATION_COMPLETE'), '');
+      await writeFile(join(installed, 'firefox-1509', 'firefox', 'firefox'), '#!/bin/sh\necho "the operator\'s Firefox build ran" >&2\nexit 1\n', { mode: 0o755 });
+      const operator = await startTestHarness({
+        isolation: kind,
+        sandboxRoot: join(work, `${kind}-pb`),
+        // The block's ids after the main harness's: the block is checked for leftovers as a whole.
+        uidBase: uidBase + UID_COUNT,
+        uidCount: UID_COUNT,
+        memoryLimitBytes: 2765 * 1024 * 1024,
+        chromiumPath: CHROMIUM,
+        client,
+        sandbox: { enginesDirectory: ENGINES, dependencyCache, playwrightBrowsersPath: installed },
+        agentEnv: process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {},
+      });
+      try {
+        const result = await operator.run(job({ bundle: await fixtureBundle('browsers'), pwProjects: ['chromium', 'firefox'] }));
+        const tests = result.details.tests as { project: string; status: string; error?: string }[];
+        expect(tests.find((test) => test.project === 'chromium')?.status, JSON.stringify(result.logs.slice(-10))).toBe('passed');
+        const firefox = tests.find((test) => test.project === 'firefox');
+        expect(firefox?.error).toContain("the operator's Firefox build ran");
+        expect(firefox?.error).not.toContain('Outpost: project');
+      } finally {
+        await operator.stop();
+      }
+      expect(await readdir(join(work, `${kind}-pb`))).toEqual([]);
+    }, 300_000);
+
+    it('records a video with the machine\'s ffmpeg when the project asks for one', async () => {
+      const { result, uploads } = await run(job({ bundle: await fixtureBundle('video') }));
+      expect(result.error, JSON.stringify(result.logs.slice(-10))).toBeNull();
+      expect(result.details).toMatchObject({ stats: { expected: 1, unexpected: 0 } });
+      const videos = uploads.filter((upload) => upload.name.endsWith('.webm'));
+      expect(videos, JSON.stringify(uploads.map((upload) => upload.name))).toHaveLength(1);
+      expect(videos[0]!.contentType).toBe('video/webm');
+      // WebM's EBML header: a real video, not an empty file.
+      expect(videos[0]!.bytes.subarray(0, 4).toString('hex')).toBe('1a45dfa3');
+      expect(videos[0]!.bytes.length).toBeGreaterThan(1000);
+    }, 300_000);
+
+    it('uploads the HTML report the project asks for as one zip, with what the tests printed scrubbed inside it', async () => {
+      const { result, uploads } = await run(job({ bundle: await fixtureBundle('html-report') }));
+      expect(result.error, JSON.stringify(result.logs.slice(-10))).toBeNull();
+      const report = uploads.find((upload) => upload.name === 'playwright-report.zip');
+      expect(report, JSON.stringify(uploads.map((upload) => upload.name))).toBeDefined();
+      expect(report!.contentType).toBe('application/zip');
+      expect(result.artifacts.map((artifact) => artifact.name)).toContain('playwright-report.zip');
+      const entries = await unzip(report!.bytes);
+      const page = entries.get('index.html')?.toString('latin1');
+      expect(page).toBeDefined();
+      // The report's data, embedded in the page as a base64 zip, and the trace in data/: each read entry by entry.
+      const embedded = /data:application\/zip;base64,([^<]*)<\/script>/.exec(page!)?.[1];
+      expect(embedded).toBeTruthy();
+      const data = [...(await unzip(Buffer.from(embedded!, 'base64'))).values()].map((entry) => entry.toString('utf8')).join('\n');
+      expect(data).toContain(`called with token ${SCRUB_MARKER}`);
+      expect(data).not.toContain(SECRET);
+      const traces = [...entries].filter(([name]) => name.startsWith('data/') && name.endsWith('.zip'));
+      expect(traces.length).toBeGreaterThan(0);
+      for (const [, trace] of traces) {
+        const text = [...(await unzip(trace)).values()].map((entry) => entry.toString('utf8')).join('\n');
+        expect(text).not.toContain(SECRET);
+      }
+    }, 300_000);
+
+    it('says what npm said when npm ci finds no lockfile, and uploads npm\'s debug log', async () => {
+      const { result, uploads } = await run(job({ bundle: await fixtureBundle('no-lockfile') }));
+      expect(result).toMatchObject({ hasErrors: true, error: { code: 'DEPENDENCY_INSTALL_FAILED' } });
+      expect(result.error!.message).toContain('The `npm ci` command can only install with an existing package-lock.json');
+      const log = uploads.find((upload) => upload.name === 'npm-debug.log');
+      expect(log, JSON.stringify(uploads.map((upload) => upload.name))).toBeDefined();
+      expect(log!.bytes.toString('utf8')).toContain('EUSAGE');
+      expect(result.artifacts.map((artifact) => artifact.name)).toEqual(['npm-debug.log']);
+    }, 120_000);
   });
 });
+
+/**
+ * A fixture project's bundle, uploaded once: the fixture's package.json and
+ * lockfile with the config and tests of `browsers/`, `video/` or
+ * `html-report/`; `no-lockfile` is the main project without its lockfile.
+ */
+async function fixtureBundle(name: string): Promise<PlaywrightSettings['bundle']> {
+  if (!bundles[name]) {
+    const stage = join(work, `stage-${name}`);
+    await mkdir(stage);
+    await copyFile(join(FIXTURE, 'package.json'), join(stage, 'package.json'));
+    if (name === 'no-lockfile') {
+      await copyFile(join(FIXTURE, 'playwright.config.js'), join(stage, 'playwright.config.js'));
+      await cp(join(FIXTURE, 'tests'), join(stage, 'tests'), { recursive: true });
+    } else {
+      await copyFile(join(FIXTURE, 'package-lock.json'), join(stage, 'package-lock.json'));
+      await cp(join(FIXTURE, name), stage, { recursive: true });
+    }
+    await createTar({ gzip: true, file: join(work, `${name}.tar.gz`), cwd: stage, portable: true }, await readdir(stage));
+    await upload(name, join(work, `${name}.tar.gz`));
+  }
+  const bundle = bundles[name]!;
+  return { ...bundle, url: `/v1/agent/code-bundles/${bundle.id}` };
+}
+
+/** Every entry of a zip, by name. */
+async function unzip(bytes: Buffer): Promise<Map<string, Buffer>> {
+  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
+    yauzl.fromBuffer(bytes, { lazyEntries: true }, (error, opened) => (error ? reject(error) : resolve(opened))),
+  );
+  const entries = new Map<string, Buffer>();
+  await new Promise<void>((resolve, reject) => {
+    zip.on('entry', (entry: yauzl.Entry) => {
+      if (entry.fileName.endsWith('/')) return zip.readEntry();
+      zip.openReadStream(entry, (error, stream) => {
+        if (error) return reject(error);
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('error', reject);
+        stream.on('end', () => {
+          entries.set(entry.fileName, Buffer.concat(chunks));
+          zip.readEntry();
+        });
+      });
+    });
+    zip.on('end', () => resolve());
+    zip.on('error', reject);
+    zip.readEntry();
+  });
+  return entries;
+}

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentMetrics } from '../../src/agent/metrics.js';
 import { Reporter } from '../../src/agent/reporter.js';
+import { createOutageLog } from '../../src/outage-log.js';
 import { ServiceClient } from '../../src/agent/service-client.js';
 import { Secret } from '../../src/config/secret.js';
 import type { Result } from '../../src/protocol/agent-api.js';
@@ -63,18 +64,22 @@ async function scriptedService(steps: (number | string)[]): Promise<{ url: strin
 function reporterFor(url: string) {
   const { logger, logs } = captureLogger('reporter');
   const client = new ServiceClient(url, new Secret('pl_test'));
-  return { reporter: new Reporter(client, logger, new AgentMetrics()), logs, client };
+  return { reporter: new Reporter(client, logger, new AgentMetrics(), createOutageLog({ logger, subject: 'the service' })), logs, client };
 }
 
 describe('reporter', () => {
   it('retries through server errors until the service records the result', async () => {
-    const service = await scriptedService([503, 502, 200]);
+    const service = await scriptedService([503, 502, 'recorded']);
     const { reporter, logs, client } = reporterFor(service.url);
     await reporter.report(result);
     await client.close();
     expect(service.bodies).toHaveLength(3);
     expect(service.bodies.every((body) => JSON.stringify(body.results) === JSON.stringify([result]))).toBe(true);
-    expect(logs.join('')).toContain('posting results failed, retrying');
+    // One line when the outage starts, one when it ends: not a line per retry.
+    const lines = logs.join('');
+    expect(lines).toContain('the service is unreachable: posting results failed');
+    expect(lines).toContain('the service is reachable again');
+    expect(lines.match(/is unreachable/g)).toHaveLength(1);
   });
 
   it('does not retry a result the service answered as another agent\'s', async () => {
@@ -102,6 +107,21 @@ describe('reporter', () => {
     await reporter.report(result);
     await client.close();
     expect(service.bodies).toHaveLength(1);
+  });
+
+  it('ends a flush on time when the service holds the call open', async () => {
+    const hung = createServer(() => undefined);
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const { reporter, client } = reporterFor(`http://127.0.0.1:${(hung.address() as AddressInfo).port}`);
+    const delivery = reporter.report(result);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = Date.now();
+    await reporter.flush(300);
+    await delivery;
+    expect(Date.now() - started).toBeLessThan(2000);
+    await client.close();
+    hung.closeAllConnections();
+    await new Promise((resolve) => hung.close(resolve));
   });
 
   it('stops retrying when flushed at shutdown', async () => {

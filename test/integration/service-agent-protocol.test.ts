@@ -3,7 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_ARTIFACT_BYTES, type Job } from '../../src/protocol/agent-api.js';
+import { MAX_ARTIFACT_BYTES, MAX_ARTIFACT_NAME, type Job } from '../../src/protocol/agent-api.js';
 import {
   createIdleUrlCheck,
   eventually,
@@ -766,18 +766,31 @@ describe.each(DB_KINDS)('agent protocol, driven by hand (%s)', (kind) => {
       expectErrorB(await agent.call('POST', `/v1/agent/jobs/${job.jobId}/release`, { agentId: agent.agentId }), ['reason']);
     });
 
+    it('re-offers a job whose lease ran out before it started with the same attempt: none was spent', async () => {
+      const { location, agent } = await locationWithAgent();
+      const rescuer = await new ManualAgent(service, location.rawKey).connect();
+      await triggered([location]);
+      const first = await agent.claimOne();
+      const again = await rescuer.claimOne((LEASE_SECONDS + 3) * 1000);
+      expect(again).toMatchObject({ jobId: first.jobId, attempt: 1 });
+      expectErrorA(await agent.extend(first.jobId), 409, 'Conflict');
+    });
+
     it('re-offers a job whose lease ran out with attempt 2, then times the location out after the second expiry', async () => {
       const { location, agent } = await locationWithAgent();
       const rescuer = await new ManualAgent(service, location.rawKey).connect();
       const { session } = await triggered([location]);
       const first = await agent.claimOne();
       expect(first.attempt).toBe(1);
+      // Extending the lease says the job runs: its expiry then spends the attempt.
+      expect((await agent.extend(first.jobId)).status).toBe(200);
 
       const second = await rescuer.claimOne((LEASE_SECONDS + 3) * 1000);
       expect(second).toMatchObject({ jobId: first.jobId, attempt: 2, checkSessionId: session.checkSessionId });
       // The original agent lost the lease.
       expectErrorA(await agent.extend(first.jobId), 409, 'Conflict');
       expect((await getSession(service, session.checkSessionId)).status).toBe('PROGRESS');
+      expect((await rescuer.extend(second.jobId)).status).toBe(200);
 
       // Nobody reports: after the second lease there is no third attempt.
       const timedOut = await eventually(
@@ -810,6 +823,7 @@ describe.each(DB_KINDS)('agent protocol, driven by hand (%s)', (kind) => {
       const rescuer = await new ManualAgent(service, location.rawKey).connect();
       const { session } = await triggered([location]);
       const first = await agent.claimOne();
+      expect((await agent.extend(first.jobId)).status).toBe(200);
       const second = await rescuer.claimOne((LEASE_SECONDS + 3) * 1000);
       expect(second.attempt).toBe(2);
 
@@ -820,6 +834,106 @@ describe.each(DB_KINDS)('agent protocol, driven by hand (%s)', (kind) => {
       expect(read.results).toHaveLength(1);
       expect(read.results[0]).toMatchObject({ hasFailures: false, hasErrors: false });
       expectErrorA(await rescuer.extend(second.jobId), 409, 'Conflict');
+    });
+
+    it('renews every lease named in one heartbeat, marks the running ones started, and names those no longer the agent\'s', async () => {
+      const { location, agent } = await locationWithAgent();
+      const other = await new ManualAgent(service, location.rawKey).connect();
+      await triggered([location]);
+      await triggered([location]);
+      const running = await agent.claimOne();
+      const waiting = await agent.claimOne();
+      await triggered([location]);
+      const someoneElses = await other.claimOne();
+      const beat = await agent.heartbeat([running.jobId], [waiting.jobId, someoneElses.jobId]);
+      expect(beat.status).toBe(200);
+      expect(beat.body.lost).toEqual([someoneElses.jobId]);
+      expect(Date.parse(beat.body.leaseExpiresAt)).toBeGreaterThan(Date.now());
+      const started = await service.service.db.query<{ id: string; started: boolean }>(
+        'SELECT id, started_at IS NOT NULL AS started FROM jobs WHERE id = ANY($1::uuid[])',
+        [[running.jobId, waiting.jobId]],
+      );
+      expect(Object.fromEntries(started.map((row) => [row.id, row.started]))).toEqual({
+        [running.jobId]: true,
+        [waiting.jobId]: false,
+      });
+      // Heartbeats keep both past their first lease; the other agent's job stays the other agent's.
+      await new Promise((resolve) => setTimeout(resolve, LEASE_SECONDS * 600));
+      expect((await agent.heartbeat([running.jobId], [waiting.jobId])).body.lost).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, LEASE_SECONDS * 600));
+      expect((await agent.heartbeat([running.jobId], [waiting.jobId])).body.lost).toEqual([]);
+      expect(await jobRow(waiting.jobId)).toMatchObject({ state: 'leased', agent_id: agent.agentId, attempt: 1 });
+      expectErrorB(await agent.call('POST', '/v1/agent/leases', { agentId: agent.agentId, running: ['x'], waiting: [] }), ['running.0']);
+    });
+
+    it('releases several jobs in one call, and only the caller\'s', async () => {
+      const { location, agent } = await locationWithAgent();
+      const other = await new ManualAgent(service, location.rawKey).connect();
+      await triggered([location]);
+      await triggered([location]);
+      const mine = [await agent.claimOne(), await agent.claimOne()];
+      await triggered([location]);
+      const theirs = await other.claimOne();
+      const answer = await agent.releaseMany([...mine.map((job) => job.jobId), theirs.jobId]);
+      expect(answer.body).toEqual({ released: 2 });
+      for (const job of mine) expect(await jobRow(job.jobId)).toMatchObject({ state: 'queued', agent_id: null, attempt: 1 });
+      expect(await jobRow(theirs.jobId)).toMatchObject({ state: 'leased', agent_id: other.agentId });
+    });
+
+    it('on goodbye offers again every job of the agent but those it keeps, and refuses its claims until hello', async () => {
+      const { location, agent } = await locationWithAgent();
+      for (let i = 0; i < 3; i += 1) await triggered([location]);
+      const [kept, second, third] = [await agent.claimOne(), await agent.claimOne(), await agent.claimOne()];
+      const answer = await agent.goodbye([kept.jobId]);
+      expect(answer.body).toEqual({ released: 2 });
+      expect(await jobRow(kept.jobId)).toMatchObject({ state: 'leased', agent_id: agent.agentId });
+      for (const job of [second, third]) expect(await jobRow(job.jobId)).toMatchObject({ state: 'queued', attempt: 1 });
+      // Its running job is still its own to renew and report.
+      expect((await agent.heartbeat([kept.jobId])).body.lost).toEqual([]);
+      expectErrorA(await agent.claim(), 409, 'Conflict');
+      expect((await agent.report(kept)).body).toEqual({ recorded: true });
+      await agent.connect();
+      expect((await agent.claim(0)).body.jobs.map((job) => job.jobId).sort()).toEqual([second.jobId, third.jobId].sort());
+      expectErrorA(await new ManualAgent(service, location.rawKey).goodbye(), 409, 'Conflict');
+    });
+
+    it('releases what a claim leased when the claim\'s client left before the answer, and what a goodbye raced', async () => {
+      const { location, agent } = await locationWithAgent();
+      // Claims that went out and were given up at once, each raced by a goodbye: nothing may stay leased to the agent.
+      for (let round = 0; round < 5; round += 1) {
+        await triggered([location]);
+        const controller = new AbortController();
+        const claim = fetch(`${service.url}/v1/agent/jobs/claim`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${location.rawKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ agentId: agent.agentId, max: 10, waitSeconds: 1 }),
+          signal: controller.signal,
+        }).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, round * 3));
+        controller.abort();
+        await claim;
+        expect((await agent.goodbye()).status).toBe(200);
+        const leased = await service.service.db.query(
+          "SELECT id FROM jobs WHERE agent_id = $1 AND state = 'leased'",
+          [agent.agentId],
+        );
+        expect(leased).toEqual([]);
+        await agent.connect();
+      }
+    });
+
+    it('gives agents one lease length to renew after the service could not sweep', async () => {
+      const { location, agent } = await locationWithAgent();
+      await triggered([location]);
+      const job = await agent.claimOne();
+      const { sweepJobs } = await import('../../src/service/store/jobs.js');
+      // In one transaction: the scheduler's own sweep must not see the lease expired in between.
+      await service.service.db.transaction(async (tx) => {
+        await tx.query("UPDATE jobs SET lease_expires_at = now() - interval '1 minute' WHERE id = $1", [job.jobId]);
+        await sweepJobs(tx, { graceSeconds: LEASE_SECONDS });
+      });
+      expect(await jobRow(job.jobId)).toMatchObject({ state: 'leased', agent_id: agent.agentId });
+      expect((await agent.heartbeat([job.jobId])).body.lost).toEqual([]);
     });
 
     it('times out a job no agent claimed within 6 minutes, naming the location', async () => {
@@ -1071,6 +1185,17 @@ describe.each(DB_KINDS)('agent protocol, driven by hand (%s)', (kind) => {
       });
       expect(response.status).toBe(404);
       expect(await response.json()).toEqual({ statusCode: 404, error: 'Not Found', message: expect.any(String) });
+    });
+
+    it('takes a name as long as the protocol allows, and refuses a longer one with 400, not the router\'s 414', async () => {
+      const { put } = await leasedJob();
+      const longest = `${'a'.repeat(MAX_ARTIFACT_NAME - 4)}.png`;
+      const stored = await put(longest, 'x', 'image/png');
+      expect(stored.status).toBe(201);
+      expect(await stored.json()).toEqual({ name: longest, size: 1 });
+      const tooLong = await put(`b${longest}`, 'x', 'image/png');
+      expect(tooLong.status).toBe(400);
+      expect(Object.keys((await tooLong.json()) as object).sort()).toEqual(['attributes', 'message']);
     });
 
     it('refuses an artifact name with a path in it', async () => {

@@ -1,64 +1,22 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Result } from '../../src/protocol/agent-api.js';
 import { asNewAccount, eventually, expectErrorA, expectErrorB, ManualAgent, urlCheckBody } from '../support/agent-protocol.js';
 import { DB_KINDS } from '../support/databases.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
-
-interface Received {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A real HTTP receiver on loopback for webhooks, Slack and the SMS provider; it can fail on purpose. */
-async function startReceiver() {
-  const received: Received[] = [];
-  const failures = new Map<string, number>();
-  const server: Server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    request.on('end', () => {
-      const url = new URL(request.url ?? '/', 'http://receiver');
-      received.push({ method: request.method ?? '', path: url.pathname, query: url.searchParams, headers: request.headers, body });
-      const left = failures.get(url.pathname) ?? 0;
-      if (left > 0) {
-        failures.set(url.pathname, left - 1);
-        response.writeHead(500).end('busy');
-        return;
-      }
-      response.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    base,
-    received,
-    fail: (path: string, times: number) => failures.set(path, times),
-    at: (path: string) => received.filter((entry) => entry.path === path),
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const FAIL: Partial<Result> = { hasErrors: true, statusCode: null, error: { code: 'CONNECTION_FAILED', message: 'connect ECONNREFUSED 127.0.0.1:9' } };
 
 describe.each(DB_KINDS)('alerts (%s)', (kind) => {
   let service: TestService;
   let smtp: TestSmtp;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: WebhookReceiver;
 
   beforeAll(async () => {
     smtp = await startTestSmtp();
-    receiver = await startReceiver();
+    receiver = await startWebhookReceiver();
     service = await startTestService(kind, {
       tickMs: 100,
       alertRetryBaseMs: 100,

@@ -116,6 +116,46 @@ describe.each(DB_KINDS)('URL monitor analytics (%s)', (kind) => {
   });
   afterAll(() => service?.close());
 
+  interface StoredSample {
+    failed: boolean;
+    responseTime: number;
+    statusCode?: number;
+    retries?: number;
+    resultType?: 'FINAL' | 'ATTEMPT';
+    timings?: Record<string, number | null>;
+    details?: Record<string, unknown>;
+  }
+
+  /** Results written as an agent's report would leave them, ten minutes apart from `from`, at the office. */
+  async function storeResults(checkId: string, type: string, samples: readonly StoredSample[]): Promise<void> {
+    const db = service.service.db;
+    const [location] = await db.query<{ id: string }>('SELECT id FROM private_locations WHERE slug_name = $1', ['office']);
+    for (const [i, sample] of samples.entries()) {
+      const sessionId = randomUUID();
+      const jobId = randomUUID();
+      const startedAt = new Date(from.getTime() + i * 10 * 60_000);
+      await db.query(
+        `INSERT INTO check_sessions (id, account_id, check_id, check_type, name, status, run_source, run_locations, started_at)
+         VALUES ($1, $2, $3, $4, 'x', 'PASSED', 'SCHEDULER', '["office"]', $5)`,
+        [sessionId, service.accountId, checkId, type, startedAt],
+      );
+      await db.query(
+        `INSERT INTO jobs (id, session_id, account_id, check_id, private_location_id, run_location, check_type, state, timeout_seconds, payload)
+         VALUES ($1, $2, $3, $4, $5, 'office', $6, 'done', 10, '{}')`,
+        [jobId, sessionId, service.accountId, checkId, location!.id, type],
+      );
+      await db.query(
+        `INSERT INTO check_results (id, session_id, job_id, account_id, check_id, check_type, name, run_location,
+            has_errors, has_failures, is_degraded, aborted, is_cancelled, response_time, status_code, timings, details,
+            retries, result_type, started_at, stopped_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'x', 'office', false, $7, false, false, false, $8, $9, $10, $11, $12, $13, $14, $14)`,
+        [randomUUID(), sessionId, jobId, service.accountId, checkId, type, sample.failed, sample.responseTime,
+          sample.statusCode ?? null, sample.timings ? JSON.stringify(sample.timings) : null, JSON.stringify(sample.details ?? {}),
+          sample.retries ?? 0, sample.resultType ?? 'FINAL', startedAt],
+      );
+    }
+  }
+
   const analytics = (query: string) =>
     service.api('GET', `/v1/analytics/url-monitors/${checkId}?from=${from.getTime() / 1000}&to=${to.getTime() / 1000}&${query}`);
 
@@ -235,5 +275,196 @@ describe.each(DB_KINDS)('URL monitor analytics (%s)', (kind) => {
     expectErrorA(await service.api('GET', `/v1/analytics/url-monitors/${randomUUID()}?metrics=availability`), 404, 'Not Found');
     const tcp = await service.api('POST', '/v1/checks/tcp', { name: 't', request: { hostname: 'a.test', port: 1 } });
     expectErrorA(await service.api('GET', `/v1/analytics/url-monitors/${tcp.body.id}?metrics=availability`), 404, 'Not Found');
+  });
+
+  describe('TCP, DNS and ICMP monitors', () => {
+    interface UptimeSample {
+      failed: boolean;
+      responseTime: number;
+      timings?: Record<string, number | null>;
+      details?: Record<string, unknown>;
+    }
+    const checks: Record<'TCP' | 'DNS' | 'ICMP', string> = { TCP: '', DNS: '', ICMP: '' };
+    const uptime: Record<'TCP' | 'DNS' | 'ICMP', UptimeSample[]> = { TCP: [], DNS: [], ICMP: [] };
+
+    beforeAll(async () => {
+      const bodies = {
+        TCP: ['/v1/checks/tcp', { request: { hostname: 'db.test', port: 5432 } }],
+        DNS: ['/v1/checks/dns', { request: { query: 'example.test' } }],
+        ICMP: ['/v1/checks/icmp', { request: { hostname: 'router.test' } }],
+      } as const;
+      for (const [type, [path, body]] of Object.entries(bodies) as [keyof typeof checks, (typeof bodies)[keyof typeof bodies]][]) {
+        const created = await service.api('POST', path, { name: `${type} target`, activated: false, privateLocations: ['office'], ...body });
+        expect(created.status).toBe(201);
+        checks[type] = created.body.id;
+      }
+      for (let i = 0; i < 12; i += 1) {
+        const failed = i % 6 === 0;
+        // The data phase is null when nothing was sent or read: it must not count as 0.
+        uptime.TCP.push({
+          failed,
+          responseTime: 10 + i * 3,
+          timings: { dns: 1 + (i % 3), tcp: 2 + i, firstByte: i % 4 === 0 ? null : 4 + i, download: i % 4 === 0 ? null : 1, tls: null, total: 10 + i * 3 },
+        });
+        uptime.DNS.push({ failed, responseTime: 5 + i * 2 });
+        const lost = i === 3;
+        uptime.ICMP.push({
+          failed: failed || lost,
+          responseTime: lost ? 0 : 20 + i,
+          details: { packetLoss: lost ? 100 : i % 2 === 0 ? 0 : 10, latency: lost ? { min: null, avg: null, max: null } : { min: 18 + i, avg: 20 + i, max: 25 + i } },
+        });
+      }
+      for (const type of ['TCP', 'DNS', 'ICMP'] as const) await storeResults(checks[type], type, uptime[type]);
+    });
+
+    const point = async (path: string, id: string, metrics: string) => {
+      const answer = await service.api('GET', `/v1/analytics/${path}/${id}?from=${from.toISOString()}&to=${to.toISOString()}&metrics=${metrics}`);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      return answer.body.series[0].data[0] as Record<string, number>;
+    };
+
+    it('computes TCP total, dns, connection and data, named as the comparable product names them', async () => {
+      const samples = uptime.TCP;
+      const p = await point('tcp-checks', checks.TCP, 'total,total_p90,dns_max,connection_min,data_avg,data_sum,availability,retries');
+      expect(p.total).toBeCloseTo(mean(samples.map((s) => s.responseTime)), 6);
+      expect(p.total_p90).toBeCloseTo(percentile(samples.map((s) => s.responseTime), 0.9), 6);
+      expect(p.dns_max).toBe(3);
+      expect(p.connection_min).toBe(2);
+      const data = samples.filter((s) => s.timings!.firstByte !== null).map((s) => s.timings!.firstByte! + s.timings!.download!);
+      expect(p.data_avg).toBeCloseTo(mean(data), 6);
+      expect(p.data_sum).toBeCloseTo(data.reduce((a, b) => a + b, 0), 6);
+      expect(p.availability).toBeCloseTo(availability(samples as Sample[]), 6);
+      expect(p.retries).toBe(0);
+    });
+
+    it('computes DNS response time and ICMP latency and packet loss, a run with no reply adding no latency', async () => {
+      const dns = await point('dns-monitors', checks.DNS, 'responseTime,responseTime_max,availability');
+      expect(dns.responseTime).toBeCloseTo(mean(uptime.DNS.map((s) => s.responseTime)), 6);
+      expect(dns.responseTime_max).toBe(27);
+      expect(dns.availability).toBeCloseTo(availability(uptime.DNS as Sample[]), 6);
+
+      const icmp = await point('icmp-monitors', checks.ICMP, 'latency,latencyMin_min,latencyMax_max,packetLoss_max,packetLoss,availability');
+      const replied = uptime.ICMP.filter((s) => (s.details!.latency as { avg: number | null }).avg !== null);
+      expect(icmp.latency).toBeCloseTo(mean(replied.map((s) => s.responseTime)), 6);
+      expect(icmp.latencyMin_min).toBe(18);
+      expect(icmp.latencyMax_max).toBe(36);
+      expect(icmp.packetLoss_max).toBe(100);
+      expect(icmp.packetLoss).toBeCloseTo(mean(uptime.ICMP.map((s) => s.details!.packetLoss as number)), 6);
+      expect(icmp.availability).toBeCloseTo(availability(uptime.ICMP as Sample[]), 6);
+    });
+
+    it("refuses another type's metrics, groupings and checks", async () => {
+      const window = `from=${from.toISOString()}&to=${to.toISOString()}`;
+      expectErrorANaming(await service.api('GET', `/v1/analytics/tcp-checks/${checks.TCP}?${window}&metrics=responseTime`), ['metrics']);
+      expectErrorANaming(await service.api('GET', `/v1/analytics/icmp-monitors/${checks.ICMP}?${window}&metrics=dns`), ['metrics']);
+      expectErrorANaming(await service.api('GET', `/v1/analytics/dns-monitors/${checks.DNS}?${window}&metrics=availability&groupBy=statusCode`), ['groupBy']);
+      const byLocation = await service.api('GET', `/v1/analytics/dns-monitors/${checks.DNS}?${window}&metrics=availability&groupBy=runLocation`);
+      expect(byLocation.body.series).toEqual([{ runLocation: 'office', data: [expect.objectContaining({ availability: expect.any(Number) })] }]);
+      expectErrorA(await service.api('GET', `/v1/analytics/tcp-checks/${checks.DNS}?metrics=availability`), 404, 'Not Found');
+      expectErrorA(await service.api('GET', `/v1/analytics/icmp-monitors/${checkId}?metrics=availability`), 404, 'Not Found');
+      expectErrorA(await service.api('GET', `/v1/analytics/dns-monitors/${randomUUID()}?metrics=availability`), 404, 'Not Found');
+    });
+  });
+  describe('API and browser checks', () => {
+    interface ScriptSample {
+      failed: boolean;
+      responseTime: number;
+      statusCode?: number;
+      retries?: number;
+      timings?: Record<string, number | null>;
+      details?: Record<string, unknown>;
+      resultType?: 'FINAL' | 'ATTEMPT';
+    }
+    const checks = { API: '', BROWSER: '' };
+    const stored: Record<keyof typeof checks, ScriptSample[]> = { API: [], BROWSER: [] };
+    const vitals = (i: number) => ({ url: `https://shop.test/${i}`, lcpMs: 100 + i * 10, cls: i / 100, fcpMs: 50 + i, ttfbMs: 5 + i, domContentLoadedMs: 60, loadMs: 90 });
+
+    beforeAll(async () => {
+      const api = await service.api('POST', '/v1/checks/api', {
+        name: 'API target', activated: false, privateLocations: ['office'], request: { method: 'GET', url: 'https://api.test/items' },
+      });
+      expect(api.status, JSON.stringify(api.body)).toBe(201);
+      checks.API = api.body.id;
+      const browser = await service.api('POST', '/v1/checks/browser', {
+        name: 'browser target', activated: false, privateLocations: ['office'],
+        script: "import { test } from '@playwright/test';\ntest('home', async ({ page }) => { await page.goto('https://shop.test/'); });\n",
+      });
+      expect(browser.status, JSON.stringify(browser.body)).toBe(201);
+      checks.BROWSER = browser.body.id;
+      for (let i = 0; i < 10; i += 1) {
+        const failed = i % 5 === 0;
+        stored.API.push({
+          failed, responseTime: 30 + i * 4, statusCode: failed ? 503 : 200, retries: i === 4 ? 1 : 0,
+          timings: { wait: 0.5, dns: 1 + (i % 2), tcp: 2, firstByte: 20 + i, download: 3, tls: null, total: 30 + i * 4 },
+        });
+        stored.BROWSER.push({
+          failed, responseTime: 2000 + i * 100,
+          details: {
+            // Two pages on even runs, one on odd ones, none on the first: a vital averages the pages a run measured.
+            webVitals: i === 0 ? [] : i % 2 === 0 ? [vitals(i), vitals(i + 1)] : [vitals(i)],
+            consoleErrors: [
+              ...(i % 3 === 0 ? [{ source: 'console', text: 'boom' }] : []),
+              ...(i === 7 ? [{ source: 'pageerror', text: 'TypeError' }, { source: 'pageerror', text: 'again' }] : []),
+            ],
+            failedRequests: i % 4 === 0 ? [{ url: 'https://shop.test/x', method: 'GET', status: 404 }] : [],
+          },
+        });
+      }
+      // An attempt a retry followed: left out of every figure but retries.
+      stored.API.push({ failed: true, responseTime: 9999, statusCode: 500, resultType: 'ATTEMPT' });
+      stored.BROWSER.push({ failed: true, responseTime: 99999, resultType: 'ATTEMPT', details: { webVitals: [vitals(99)], consoleErrors: 'not a list' } });
+      for (const type of ['API', 'BROWSER'] as const) await storeResults(checks[type], type, stored[type]);
+    });
+
+    const final = (type: keyof typeof checks) => stored[type].filter((s) => (s.resultType ?? 'FINAL') === 'FINAL');
+    const point = async (path: string, id: string, metrics: string, extra = '') => {
+      const answer = await service.api('GET', `/v1/analytics/${path}/${id}?from=${from.toISOString()}&to=${to.toISOString()}&metrics=${metrics}${extra}`);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      return answer.body;
+    };
+
+    it('computes API check response time, phases, availability and retries from final results only', async () => {
+      const samples = final('API');
+      const body = await point('api-checks', checks.API, 'responseTime,responseTime_p95,dns_max,firstByte_avg,availability,retries');
+      const p = body.series[0].data[0];
+      expect(body.checkType).toBe('API');
+      expect(p.responseTime).toBeCloseTo(mean(samples.map((s) => s.responseTime)), 6);
+      expect(p.responseTime_p95).toBeCloseTo(percentile(samples.map((s) => s.responseTime), 0.95), 6);
+      expect(p.dns_max).toBe(2);
+      expect(p.firstByte_avg).toBeCloseTo(mean(samples.map((s) => s.timings!.firstByte!)), 6);
+      expect(p.availability).toBeCloseTo(availability(samples as Sample[]), 6);
+      expect(p.retries).toBe(1);
+      const byStatus = await point('api-checks', checks.API, 'availability', '&groupBy=statusCode');
+      expect(byStatus.series.map((series: { statusCode: number }) => series.statusCode).sort()).toEqual([200, 503]);
+    });
+
+    it('computes browser web vitals over the pages each run measured, and error counts per run', async () => {
+      const samples = final('BROWSER');
+      const p = (await point('browser-checks', checks.BROWSER, 'responseTime,LCP,LCP_max,FCP_min,TTFB,CLS_max,consoleErrors_sum,documentErrors_max,networkErrors_sum,availability')).series[0].data[0];
+      type Vitals = ReturnType<typeof vitals>;
+      const perRun = (field: keyof Vitals) =>
+        samples
+          .map((s) => s.details!.webVitals as Vitals[])
+          .filter((pages) => pages.length > 0)
+          .map((pages) => mean(pages.map((page) => page[field] as number)));
+      expect(p.responseTime).toBeCloseTo(mean(samples.map((s) => s.responseTime)), 6);
+      expect(p.LCP).toBeCloseTo(mean(perRun('lcpMs')), 6);
+      expect(p.LCP_max).toBeCloseTo(Math.max(...perRun('lcpMs')), 6);
+      expect(p.FCP_min).toBeCloseTo(Math.min(...perRun('fcpMs')), 6);
+      expect(p.TTFB).toBeCloseTo(mean(perRun('ttfbMs')), 6);
+      expect(p.CLS_max).toBeCloseTo(Math.max(...perRun('cls')), 6);
+      expect(p.consoleErrors_sum).toBe(4);
+      expect(p.documentErrors_max).toBe(2);
+      expect(p.networkErrors_sum).toBe(3);
+      expect(p.availability).toBeCloseTo(availability(samples as Sample[]), 6);
+    });
+
+    it('refuses what browser checks do not measure, and checks of another type', async () => {
+      const window = `from=${from.toISOString()}&to=${to.toISOString()}`;
+      expectErrorANaming(await service.api('GET', `/v1/analytics/browser-checks/${checks.BROWSER}?${window}&metrics=TBT`), ['metrics']);
+      expectErrorANaming(await service.api('GET', `/v1/analytics/browser-checks/${checks.BROWSER}?${window}&metrics=LCP&groupBy=statusCode`), ['groupBy']);
+      expectErrorA(await service.api('GET', `/v1/analytics/api-checks/${checks.BROWSER}?metrics=availability`), 404, 'Not Found');
+      expectErrorA(await service.api('GET', `/v1/analytics/browser-checks/${checks.API}?metrics=availability`), 404, 'Not Found');
+    });
   });
 });

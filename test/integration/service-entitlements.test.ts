@@ -68,13 +68,9 @@ describe.each(DB_KINDS)('account entitlements (%s)', (kind) => {
       });
     }
     const byKey = Object.fromEntries(entitlements.map((entry) => [entry.key, entry]));
-    for (const key of ['URL_MONITORS', 'TCP_MONITORS', 'DNS_MONITORS', 'ICMP_MONITORS', 'MULTI_STEP_CHECKS', 'PLAYWRIGHT_CHECK_SUITES']) {
+    for (const key of ['URL_MONITORS', 'TCP_MONITORS', 'DNS_MONITORS', 'ICMP_MONITORS', 'MULTI_STEP_CHECKS', 'PLAYWRIGHT_CHECK_SUITES', 'API_CHECKS', 'BROWSER_CHECKS']) {
       expect(byKey[key]?.enabled, key).toBe(true);
     }
-    // The types this service cannot create: enabled says so, and creating one is indeed refused.
-    expect(byKey.API_CHECKS?.enabled).toBe(false);
-    expect(byKey.BROWSER_CHECKS?.enabled).toBe(false);
-    expect((await call('POST', '/v1/checks/api', { name: 'x' })).status).toBe(404);
     expect(byKey.DATA_CENTER_LOCATIONS).toMatchObject({ enabled: false, quantity: 0 });
     expect(byKey.PRIVATE_LOCATIONS).toMatchObject({ enabled: true, quantity: 2 });
     expect(byKey.LOCATIONS_PER_CHECK).toMatchObject({ enabled: true, quantity: MAX_PER_CHECK });

@@ -67,6 +67,7 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
         groupId: null,
         groupOrder: null,
         runtimeId: null,
+        playwrightConfig: null,
         alertChannelSubscriptions: [],
         retryStrategy: null,
         triggerIncident: null,
@@ -113,6 +114,7 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
         environmentVariables: [{ key: 'BASE_URL', value: 'https://shop.test', locked: true, secret: false }],
         frequency: 5,
         scriptPath: 'checks/login.spec.js',
+        playwrightConfig: { use: { baseURL: 'https://shop.test', viewport: { width: 1280, height: 720 }, locale: 'de-DE' }, expect: { timeout: 8000 }, timeout: 60_000 },
         privateLocations: [slug],
         dependencies: [{ path: 'helpers/login.js', content: 'module.exports = {};' }],
       };
@@ -223,6 +225,12 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
       ['more than 100 dependencies', { dependencies: dependencies(101) }, ['dependencies']],
       ['a dependency over the per-file cap', { dependencies: dependencies(1, 524_289) }, ['dependencies.0.content']],
       ['dependencies over the total cap', { dependencies: dependencies(5, 500_000) }, ['dependencies']],
+      ['a script path climbing out', { scriptPath: '../login.spec.ts' }, ['scriptPath']],
+      ['a script path that is not a script', { scriptPath: 'checks/login.txt' }, ['scriptPath']],
+      ['a script path a dependency also has', { scriptPath: 'a.spec.ts', dependencies: [{ path: 'a.spec.ts', content: '' }] }, ['scriptPath']],
+      ['a base URL that is not a string', { playwrightConfig: { use: { baseURL: 5 } } }, ['playwrightConfig.use.baseURL']],
+      ['a viewport of no width', { playwrightConfig: { use: { viewport: { width: 0 } } } }, ['playwrightConfig.use.viewport.width']],
+      ['a test timeout beyond the run', { playwrightConfig: { timeout: 600_000 } }, ['playwrightConfig.timeout']],
     ])('refuses %s: 400 shape B naming the field', async (_what, change, fields) => {
       const answer = await create(change);
       expectErrorB(answer, fields);
@@ -388,7 +396,8 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
           { path: 'helpers/login.js', content: 'module.exports = async () => {};' },
           { path: 'data.json', content: '{"user":"ada"}' },
         ],
-        scriptPath: 'checks/login.spec.js',
+        scriptPath: 'checks/login.spec.ts',
+        playwrightConfig: { use: { baseURL: 'https://shop.test' } },
       });
       const session = await triggerCheck(service, check.id);
       expect(session).toMatchObject({ checkType: 'MULTI_STEP', status: 'STARTED', runSource: 'TRIGGER_API' });
@@ -411,11 +420,13 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
         ],
         settings: {
           script: SCRIPT,
+          scriptPath: 'checks/login.spec.ts',
           dependencies: [
             { path: 'helpers/login.js', content: 'module.exports = async () => {};' },
             { path: 'data.json', content: '{"user":"ada"}' },
           ],
           shouldFail: false,
+          playwrightConfig: { use: { baseURL: 'https://shop.test' } },
         },
       });
     });
@@ -474,7 +485,8 @@ describe.each(DB_KINDS)('multi-step checks (%s)', (kind) => {
     it('stores a multi-step result, its steps, logs, error and trace, and serves them back', async () => {
       const { location, agents } = await locationWithAgents({ checkTypes: ['MULTI_STEP'], runtimes: ['2026.04'] });
       const agent = agents[0]!;
-      const check = await idleCheck({ privateLocations: [location.slugName] });
+      // No retry (doubleCheck is one): the one failure is the location's final result.
+      const check = await idleCheck({ privateLocations: [location.slugName], doubleCheck: false });
       const session = await triggerCheck(service, check.id);
       const job = await agent.claimOne();
       const steps = [

@@ -290,6 +290,10 @@ describe.each(DB_KINDS)('Playwright check suites (%s)', (kind) => {
       expect(cancelled.status).toBe(200);
       expect(cancelled.body).toMatchObject({ status: 'CANCELLED', stoppedAt: expect.any(String) });
       expect(cancelled.body.results).toEqual([expect.objectContaining({ isCancelled: true, aborted: true, hasErrors: false })]);
+      const detail = await service.api('GET', new URL(cancelled.body.results[0].checkResultLink).pathname);
+      expect(detail.body.error).toEqual({ code: 'CANCELLED', message: 'Cancelled while an agent was running it' });
+      // The heartbeat tells the agent the job is gone, and that a user cancelled it.
+      expect((await agent.heartbeat([job.jobId])).body).toMatchObject({ lost: [job.jobId], cancelled: [job.jobId] });
       expectErrorA(await agent.extend(job.jobId), 409, 'Conflict');
       expectErrorA(await agent.report(job), 409, 'Conflict');
       // Again: answered as it is.
@@ -304,7 +308,17 @@ describe.each(DB_KINDS)('Playwright check suites (%s)', (kind) => {
       expect(cancelled.body.status).toBe('CANCELLED');
       expect((await agent.claim(0)).body.jobs).toEqual([]);
       const detail = await service.api('GET', new URL(cancelled.body.results[0].checkResultLink).pathname);
-      expect(detail.body.error).toEqual({ code: 'CANCELLED', message: expect.any(String) });
+      expect(detail.body.error).toEqual({ code: 'CANCELLED', message: 'Cancelled before any agent took it' });
+    });
+
+    it('says a claimed run that had not started was cancelled before it started', async () => {
+      const { agent, checkId } = await running();
+      const session = await triggerCheck(service, checkId);
+      const job = await agent.claimOne();
+      const cancelled = await service.api('POST', `/v1/check-sessions/${session.checkSessionId}/cancel`);
+      const detail = await service.api('GET', new URL(cancelled.body.results[0].checkResultLink).pathname);
+      expect(detail.body.error).toEqual({ code: 'CANCELLED', message: 'Cancelled after an agent took it, before it started' });
+      expect((await agent.heartbeat([], [job.jobId])).body).toMatchObject({ lost: [job.jobId], cancelled: [job.jobId] });
     });
 
     it('answers 404 for an unknown session and for another account\'s', async () => {

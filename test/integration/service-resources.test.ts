@@ -64,6 +64,8 @@ describe.each(DB_KINDS)('service resources (%s)', (kind) => {
         updated_at: null,
         lastSeen: null,
         agentCount: 0,
+        queuedJobs: 0,
+        runningJobs: 0,
         runningAgents: [],
         keys: [],
       });

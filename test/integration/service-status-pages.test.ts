@@ -74,6 +74,11 @@ describe.each(DB_KINDS)('status pages and incidents (%s)', (kind) => {
           { name: 'Public', services: [{ id: web.id, name: 'Website' }, { id: api.id, name: 'API' }] },
           { name: 'Empty', services: [] },
         ],
+        logo: null,
+        redirectTo: null,
+        favicon: null,
+        defaultTheme: 'AUTO',
+        themeColors: { light: {}, dark: {} },
         created_at: expect.any(String),
         updated_at: null,
       });

@@ -4,6 +4,7 @@
  * collected line by line and its JSON log lines parsed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { eachOutputLine } from './output-lines.js';
 
 export interface AgentUser {
   uid: number;
@@ -49,23 +50,11 @@ export function startAgentProcess(options: AgentProcessOptions): AgentProcess {
   if (child.pid === undefined) throw new Error(`the agent did not start (${command})`);
   const lines: string[] = [];
   const parsed: Record<string, unknown>[] = [];
-  const collect = (stream: NodeJS.ReadableStream) => {
-    let rest = '';
-    stream.on('data', (chunk: Buffer) => {
-      const text = rest + chunk.toString('utf8');
-      const complete = text.split('\n');
-      rest = complete.pop() ?? '';
-      for (const line of complete) {
-        lines.push(line);
-        if (!line.startsWith('{')) continue;
-        try {
-          parsed.push(JSON.parse(line) as Record<string, unknown>);
-        } catch {
-          // not a log line
-        }
-      }
+  const collect = (stream: NodeJS.ReadableStream) =>
+    eachOutputLine(stream, (line, entry) => {
+      lines.push(line);
+      if (entry) parsed.push(entry);
     });
-  };
   collect(child.stdout!);
   collect(child.stderr!);
   let exited = false;

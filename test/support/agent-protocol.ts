@@ -168,6 +168,18 @@ export class ManualAgent {
   release(jobId: string, reason = 'shutting down'): Promise<ApiAnswer> {
     return this.call('POST', `/v1/agent/jobs/${jobId}/release`, { agentId: this.agentId, reason });
   }
+
+  heartbeat(running: string[], waiting: string[] = []): Promise<ApiAnswer<{ leaseExpiresAt: string; lost: string[]; cancelled?: string[] }>> {
+    return this.call('POST', '/v1/agent/leases', { agentId: this.agentId, running, waiting });
+  }
+
+  releaseMany(jobIds: string[], reason = 'shutting down'): Promise<ApiAnswer<{ released: number }>> {
+    return this.call('POST', '/v1/agent/jobs/release', { agentId: this.agentId, jobIds, reason });
+  }
+
+  goodbye(keep: string[] = [], reason = 'shutting down'): Promise<ApiAnswer<{ released: number }>> {
+    return this.call('POST', '/v1/agent/goodbye', { agentId: this.agentId, keep, reason });
+  }
 }
 
 /** A passing URL result for `job`; overrides make it fail, degrade, etc. */

@@ -3,7 +3,7 @@
  * real runners and scrubber, and an uploader whose "service" records what
  * reached it (name, content type, bytes).
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { ArtifactUploader } from '../../src/agent/artifact-uploader.js';
 import { defaultSandboxConfig, type AgentConfig } from '../../src/agent/config.js';
@@ -160,6 +160,17 @@ export async function startTestHarness(options: TestHarnessOptions): Promise<Tes
  */
 export async function processesOfUids(base: number, count: number): Promise<ProcessInfo[]> {
   return (await allProcesses()).filter((info) => info.uid >= base && info.uid < base + count);
+}
+
+/**
+ * Whether a process sits in a directory a job has used (one with the job's `check/` in it). The directory is
+ * read through /proc's link, as a sandbox's cwd may be a path only its own mount namespace knows; bwrap's
+ * supervisor stays in the host's root, which is no job's directory whatever the host keeps there.
+ */
+export async function sitsInUsedJobDirectory(pid: number): Promise<boolean> {
+  const [cwd, hostRoot] = await Promise.all([stat(`/proc/${pid}/cwd`).catch(() => undefined), stat('/')]);
+  if (cwd === undefined || (cwd.dev === hostRoot.dev && cwd.ino === hostRoot.ino)) return false;
+  return (await readdir(`/proc/${pid}/cwd`).catch((): string[] => [])).includes('check');
 }
 
 export function fixtureScript(name: string): Promise<string> {

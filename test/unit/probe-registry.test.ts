@@ -8,7 +8,7 @@ describe('probe registry', () => {
 
   it('maps each uptime check type to its probe', () => {
     expect(registry.probeFor('URL')).toBe(urlProbe);
-    expect(registry.checkTypes().sort()).toEqual(['DNS', 'ICMP', 'TCP', 'URL']);
+    expect(registry.checkTypes().sort()).toEqual(['API', 'DNS', 'ICMP', 'TCP', 'URL']);
     for (const checkType of registry.checkTypes()) expect(registry.probeFor(checkType).checkType).toBe(checkType);
   });
 

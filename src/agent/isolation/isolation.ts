@@ -28,7 +28,7 @@ export interface JobLimits {
   /** Processes (threads included) the job may have at once. */
   processes: number;
   openFiles: number;
-  /** Resident memory of all the job's processes, its private /tmp and /dev/shm included. */
+  /** Memory of all the job's processes (proportional shares, so shared pages count once), its private /tmp and /dev/shm included. */
   memoryBytes: number;
   /** Bytes the job may write to disk, its directory and anything it left in shared temporary directories. */
   diskBytes: number;

@@ -117,7 +117,7 @@ export class NamespacesBackend implements IsolationBackend {
         await Promise.all(spawned.map((process) => process.kill()));
         if (user) {
           await killUser(user.uid);
-          this.uids!.release(user);
+          await this.uids!.release(user);
         }
       },
     };
@@ -131,12 +131,14 @@ class NamespacedProcess implements SandboxProcess {
   /** The namespace's first process as the agent sees it; undefined until bwrap says. */
   #init: number | undefined;
   readonly #info: Promise<void>;
+  readonly #tempBytes: number;
 
   constructor(
     command: ConfinedCommand,
     private readonly user: SandboxUser | null,
     limits: JobLimits,
   ) {
+    this.#tempBytes = limits.memoryBytes;
     // /tmp, /var/tmp and /dev/shm are memory: each may hold all of it, and the watch counts them together.
     const argv = [
       ...(user ? dropTo(user) : []),
@@ -188,6 +190,9 @@ class NamespacedProcess implements SandboxProcess {
     for (const path of TEMP_MOUNTS) {
       try {
         const stats = statfsSync(`/proc/${this.#init}/root${path}`);
+        // bwrap says who its first process is before that process has mounted anything: until
+        // then its root is the agent's, whose /tmp holds the whole machine's files, not the job's.
+        if (!isOwnTemp(stats, this.#tempBytes)) continue;
         memory += (stats.blocks - stats.bfree) * stats.bsize;
       } catch {
         // the namespace is gone or going
@@ -210,6 +215,13 @@ class NamespacedProcess implements SandboxProcess {
     }
     if (this.user) await killUser(this.user.uid);
   }
+}
+
+const TMPFS_MAGIC = 0x01021994;
+
+/** Whether a mount is one of the job's own: a tmpfs no larger than the size bwrap was given. */
+function isOwnTemp(stats: { type: number; blocks: number; bsize: number }, sizeBytes: number): boolean {
+  return stats.type === TMPFS_MAGIC && stats.blocks * stats.bsize <= sizeBytes + stats.bsize;
 }
 
 function signal(pid: number): void {

@@ -60,7 +60,7 @@ export class UsersBackend implements IsolationBackend {
       release: async () => {
         await killUser(user.uid);
         await removeUserTemp(user.uid);
-        this.uids.release(user);
+        await this.uids.release(user);
       },
     };
   }

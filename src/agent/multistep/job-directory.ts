@@ -20,7 +20,13 @@ export interface JobDirectory {
   remove(): Promise<void>;
 }
 
-export const SCRIPT_FILE = 'check.spec.js';
+/**
+ * Where the script is written in `check/` when its settings name no
+ * `scriptPath`: a TypeScript name, since Playwright transpiles `.ts` test
+ * files itself and plain JavaScript (ES module imports or `require`) is
+ * TypeScript too, while `import { type Page }` is not JavaScript.
+ */
+export const DEFAULT_SCRIPT_FILE = 'check.spec.ts';
 
 /** The parent of every job directory: traversable, not listable, so one job cannot find another's. */
 export async function prepareSandboxRoot(root: string): Promise<void> {
@@ -30,8 +36,14 @@ export async function prepareSandboxRoot(root: string): Promise<void> {
 
 export interface JobFiles {
   script: string;
+  /** Where the script goes in `check/`: its `scriptPath`, or DEFAULT_SCRIPT_FILE. */
+  scriptPath: string;
   dependencies: DependencyFile[];
   playwrightConfig: (root: string) => string;
+  /** The kind's own test file in `check/`, which loads the script (browser checks); none: the script is the test. */
+  entry?: (root: string) => { name: string; content: string } | undefined;
+  /** The kind's links, relative to the job directory → their targets. */
+  links?: (root: string) => Record<string, string>;
 }
 
 /** A job's directory and its files at once: a cold run. */
@@ -82,22 +94,60 @@ export async function reserveJobDirectory(options: {
  */
 export async function fillJobDirectory(directory: JobDirectory, files: JobFiles, user: SandboxUser | null): Promise<void> {
   await mkdir(directory.checkDirectory);
+  const entry = files.entry?.(directory.root);
+  const scriptPath = checkedLayout(files, entry?.name);
   for (const dependency of files.dependencies) {
-    const target = join(directory.checkDirectory, safeRelativePath(dependency.path));
+    const target = join(directory.checkDirectory, normalize(dependency.path));
     await mkdir(dirname(target), { recursive: true });
     await writeFile(target, dependency.content);
   }
-  await writeFile(join(directory.checkDirectory, SCRIPT_FILE), files.script);
+  const scriptTarget = join(directory.checkDirectory, scriptPath);
+  await mkdir(dirname(scriptTarget), { recursive: true });
+  await writeFile(scriptTarget, files.script);
+  if (entry) await writeFile(join(directory.checkDirectory, entry.name), entry.content);
+  for (const [path, target] of Object.entries(files.links?.(directory.root) ?? {})) {
+    const link = join(directory.root, path);
+    await mkdir(dirname(link), { recursive: true });
+    await symlink(target, link);
+  }
   await writeFile(join(directory.root, 'playwright.config.cjs'), files.playwrightConfig(directory.root));
   if (user) await chownTree(directory.root, user);
 }
 
-function safeRelativePath(path: string): string {
+/**
+ * Every file of `check/` in one layout, or an InvalidSettingsError saying
+ * why not: each path inside the directory, none taken twice by the script,
+ * a dependency and the agent's entry file, none a file where another needs a
+ * folder (`tests` beside `tests/login.spec.ts`). Answers the script's path.
+ */
+function checkedLayout(files: JobFiles, entryName: string | undefined): string {
+  const scriptPath = safeRelativePath(files.scriptPath, 'script path');
+  const owners = new Map<string, string>([[scriptPath, "the check's own script"]]);
+  if (entryName !== undefined) {
+    if (scriptPath === entryName) throw new InvalidSettingsError(`script path ${entryName} is the agent's own file`);
+    owners.set(entryName, "the agent's own file");
+  }
+  for (const dependency of files.dependencies) {
+    const path = safeRelativePath(dependency.path, 'dependency path');
+    const owner = owners.get(path);
+    if (owner && owner !== 'a dependency') throw new InvalidSettingsError(`dependency path ${path} is ${owner}`);
+    // The same dependency twice: the later one is written over the earlier, as it always was.
+    owners.set(path, 'a dependency');
+  }
+  for (const path of owners.keys()) {
+    for (let folder = dirname(path); folder !== '.'; folder = dirname(folder)) {
+      const owner = owners.get(folder);
+      if (owner) throw new InvalidSettingsError(`${path} needs a folder ${folder}, which is ${owner}`);
+    }
+  }
+  return scriptPath;
+}
+
+function safeRelativePath(path: string, what: string): string {
   const normal = normalize(path);
   if (path.length === 0 || isAbsolute(path) || normal.startsWith(`..${sep}`) || normal === '..' || normal.includes('\0')) {
-    throw new InvalidSettingsError(`dependency path ${JSON.stringify(path)} must be relative and stay inside the check's directory`);
+    throw new InvalidSettingsError(`${what} ${JSON.stringify(path)} must be relative and stay inside the check's directory`);
   }
-  if (normal === SCRIPT_FILE) throw new InvalidSettingsError(`dependency path ${SCRIPT_FILE} is the check's own script`);
   return normal;
 }
 

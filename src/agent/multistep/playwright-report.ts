@@ -1,9 +1,12 @@
 /**
- * Reads what Playwright's JSON reporter wrote about a check's run: the steps
- * of each test (`test.step`), their durations and errors, the output, the
- * attachments (trace, screenshots, videos). Only the parts a result needs.
+ * Reads what Playwright's JSON reporter wrote about a check's run: each
+ * test's outcome, the steps of each test (`test.step`), their durations and
+ * errors, the output, the attachments (trace, screenshots, videos) and the
+ * test each belongs to. Only the parts a result needs.
  */
 import { stripVTControlCharacters } from 'node:util';
+import type { PlaywrightTestReport } from '../../protocol/playwright-settings.js';
+import { parseSuiteReport } from '../playwright-suite/suite-report.js';
 
 export interface StepReport {
   name: string;
@@ -13,6 +16,8 @@ export interface StepReport {
 }
 
 export interface AttachmentReport {
+  /** The full title of the test it belongs to (`describe › test`), for the artifact's name. */
+  test: string;
   name: string;
   contentType: string;
   path: string;
@@ -29,6 +34,8 @@ export interface RunReport {
   timedOut: boolean;
   /** How many tests the file held; 0 means the script declared none or did not load. */
   tests: number;
+  /** Each test's outcome, read as a suite check's report is (suite-report.ts): titles with their describe blocks. */
+  outcomes: Pick<PlaywrightTestReport, 'title' | 'status' | 'durationMs' | 'error'>[];
   durationMs: number;
   steps: StepReport[];
   /** The first error, for the result's message. */
@@ -57,6 +64,7 @@ interface JsonResult {
   attachments?: { name: string; contentType: string; path?: string }[];
 }
 interface JsonSuite {
+  title?: string;
   suites?: JsonSuite[];
   specs?: { title: string; tests: { status: string; results: JsonResult[] }[] }[];
 }
@@ -67,18 +75,20 @@ interface JsonReport {
 
 export function parseRunReport(text: string): RunReport {
   const report = JSON.parse(text) as JsonReport;
-  const results: { title: string; status: string; result: JsonResult }[] = [];
-  const walk = (suite: JsonSuite): void => {
+  const results: { title: string; fullTitle: string; status: string; result: JsonResult }[] = [];
+  const walk = (suite: JsonSuite, titles: string[]): void => {
     for (const spec of suite.specs ?? []) {
+      const fullTitle = [...titles, spec.title].filter(Boolean).join(' › ');
       for (const test of spec.tests) {
         // Retries are off; the last result is the one that counts if that ever changes.
         const result = test.results.at(-1);
-        if (result) results.push({ title: spec.title, status: test.status, result });
+        if (result) results.push({ title: spec.title, fullTitle, status: test.status, result });
       }
     }
-    for (const child of suite.suites ?? []) walk(child);
+    // A file's suite is titled by its path; describe blocks add theirs, as in suite-report.ts.
+    for (const child of suite.suites ?? []) walk(child, child.title === suite.title ? titles : [...titles, child.title ?? '']);
   };
-  for (const suite of report.suites ?? []) walk(suite);
+  for (const suite of report.suites ?? []) walk(suite, []);
 
   const errors = [
     ...(report.errors ?? []).map(errorText),
@@ -89,6 +99,7 @@ export function parseRunReport(text: string): RunReport {
     passed: errors.length === 0 && results.length > 0 && results.every(({ result }) => ['passed', 'skipped'].includes(result.status)),
     timedOut: results.some(({ result }) => result.status === 'timedOut'),
     tests: results.length,
+    outcomes: parseSuiteReport(text).tests.map(({ title, status, durationMs, error }) => ({ title, status, durationMs, ...(error ? { error } : {}) })),
     durationMs: results.reduce((total, { result }) => total + result.duration, 0),
     steps: results.flatMap(({ title, result }) =>
       (result.steps ?? []).map((step) => ({
@@ -103,10 +114,10 @@ export function parseRunReport(text: string): RunReport {
       ...(result.stdout ?? []).map((entry) => ({ stream: 'stdout' as const, text: chunkText(entry) })),
       ...(result.stderr ?? []).map((entry) => ({ stream: 'stderr' as const, text: chunkText(entry) })),
     ]),
-    attachments: results.flatMap(({ result }) =>
-      (result.attachments ?? [])
-        .filter((attachment): attachment is AttachmentReport => typeof attachment.path === 'string')
-        .map(({ name, contentType, path }) => ({ name, contentType, path })),
+    attachments: results.flatMap(({ fullTitle, result }) =>
+      (result.attachments ?? []).flatMap(({ name, contentType, path }) =>
+        typeof path === 'string' ? [{ test: fullTitle, name, contentType, path }] : [],
+      ),
     ),
   };
 }

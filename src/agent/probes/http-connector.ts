@@ -20,6 +20,20 @@ export interface ConnectionPhases {
   tls: number | null;
   remoteAddress: string | null;
   remotePort: number | null;
+  /** The server's certificate, once the handshake got that far (even when it is then refused); null for plain HTTP. */
+  certificate: PeerCertificateSummary | null;
+}
+
+/** What a monitor reports of the certificate a server presented. */
+export interface PeerCertificateSummary {
+  /** Distinguished names as `CN=example.com, O=Example`. */
+  subject: string;
+  issuer: string;
+  validFrom: string;
+  validTo: string;
+  /** Whole days from the handshake to validTo; negative once expired. */
+  daysRemaining: number;
+  fingerprint256: string;
 }
 
 export interface TimedConnectorOptions {
@@ -47,7 +61,7 @@ export interface TimedConnector {
  * (and per redirect hop), and the phases belong to that connection only.
  */
 export function createTimedConnector(options: TimedConnectorOptions): TimedConnector {
-  const phases: ConnectionPhases = { dns: null, tcp: null, tls: null, remoteAddress: null, remotePort: null };
+  const phases: ConnectionPhases = { dns: null, tcp: null, tls: null, remoteAddress: null, remotePort: null, certificate: null };
   return { open: (target) => open(target, options, phases), phases };
 }
 
@@ -80,7 +94,9 @@ async function open(target: ConnectTarget, options: TimedConnectorOptions, phase
   if (!secure) return socket;
 
   started = performance.now();
-  const tlsSocket = await handshake(socket, hostname, port, options);
+  const tlsSocket = await handshake(socket, hostname, port, options, (certificate) => {
+    phases.certificate = certificate;
+  });
   phases.tls = performance.now() - started;
   return tlsSocket;
 }
@@ -142,6 +158,7 @@ function handshake(
   hostname: string,
   port: number,
   options: TimedConnectorOptions,
+  onCertificate: (certificate: PeerCertificateSummary) => void,
 ): Promise<tls.TLSSocket> {
   return new Promise((resolve, reject) => {
     const { signal } = options;
@@ -171,7 +188,15 @@ function handshake(
       fail(new TlsError(`TLS handshake with ${endpoint(hostname, port)} failed: ${describeTlsFailure(error)}`, { cause: error }));
     const onClose = (): void =>
       fail(new TlsError(`TLS handshake with ${endpoint(hostname, port)} failed: the server closed the connection`));
+    let seen = false;
+    const capture = (): void => {
+      if (seen) return;
+      seen = true;
+      const summary = summarize(secure.getPeerCertificate());
+      if (summary) onCertificate(summary);
+    };
     const onSecure = (): void => {
+      capture();
       settle();
       resolve(secure);
     };
@@ -180,10 +205,42 @@ function handshake(
       return;
     }
     signal.addEventListener('abort', onAbort, { once: true });
+    // Node emits 'secure' when the handshake is done, before it verifies the
+    // certificate and destroys the socket of a refused one: ahead of its own
+    // listener, the certificate of an expired or untrusted server can still be
+    // read, which is when it matters most. 'secureConnect' covers the rest.
+    secure.prependOnceListener('secure', capture);
     secure.once('error', onError);
     secure.once('close', onClose);
     secure.once('secureConnect', onSecure);
   });
+}
+
+const DAY_MS = 86_400_000;
+
+function summarize(certificate: tls.PeerCertificate | null | undefined): PeerCertificateSummary | undefined {
+  // An empty object when the server sent none (or the socket is gone).
+  if (!certificate?.valid_to) return undefined;
+  const validTo = new Date(certificate.valid_to);
+  const validFrom = new Date(certificate.valid_from);
+  if (Number.isNaN(validTo.getTime())) return undefined;
+  return {
+    subject: distinguishedName(certificate.subject),
+    issuer: distinguishedName(certificate.issuer),
+    validFrom: Number.isNaN(validFrom.getTime()) ? certificate.valid_from : validFrom.toISOString(),
+    validTo: validTo.toISOString(),
+    daysRemaining: Math.floor((validTo.getTime() - Date.now()) / DAY_MS),
+    fingerprint256: certificate.fingerprint256,
+  };
+}
+
+/** `CN=example.com, O=Example`: each attribute in the order the certificate has it, repeated ones joined with `+`. */
+function distinguishedName(name: tls.Certificate | undefined): string {
+  if (!name) return '';
+  return Object.entries(name as unknown as Record<string, string | string[] | undefined>)
+    .filter((entry): entry is [string, string | string[]] => entry[1] !== undefined)
+    .map(([key, value]) => `${key}=${Array.isArray(value) ? value.join('+') : value}`)
+    .join(', ');
 }
 
 function describeTlsFailure(error: Error): string {

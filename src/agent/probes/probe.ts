@@ -7,6 +7,8 @@ export interface ProbeContext {
   signal: AbortSignal;
   /** Hard ceiling for the whole run, in milliseconds; a probe never runs past it. */
   timeoutMs: number;
+  /** The job's variables: API checks fill `{{VAR}}` placeholders from them and scrub the secret ones from their result. */
+  environmentVariables?: readonly { key: string; value: string; secret: boolean }[];
 }
 
 /** What one probe run found: the check-type-independent part of a Result. */

@@ -4,6 +4,7 @@
  */
 import { UnsupportedCheckTypeError } from '../../errors/index.js';
 import type { CheckType } from '../../protocol/enums.js';
+import { apiProbe } from './api.js';
 import { createDnsProbe } from './dns.js';
 import { icmpProbe } from './icmp.js';
 import type { Probe } from './probe.js';
@@ -27,6 +28,7 @@ export class ProbeRegistry {
       createTcpProbe({ useOsResolver: options.useOsDnsResolver }),
       createDnsProbe({ useOsResolver: options.useOsDnsResolver }),
       icmpProbe,
+      apiProbe,
     ] as Probe<unknown>[];
     this.#probes = new Map(probes.map((probe) => [probe.checkType, probe]));
   }

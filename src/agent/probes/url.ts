@@ -4,31 +4,22 @@
  * gets, so nothing (connections, TLS sessions, DNS answers) is reused.
  */
 import { performance } from 'node:perf_hooks';
-import { request as httpRequest, type ClientRequest } from 'node:http';
-import type { Duplex } from 'node:stream';
-import {
-  HttpError,
-  InvalidSettingsError,
-  OutpostError,
-  ProbeTimeoutError,
-  RedirectError,
-} from '../../errors/index.js';
-import type { ResultError, Timings } from '../../protocol/agent-api.js';
+import { InvalidSettingsError, ProbeTimeoutError, RedirectError } from '../../errors/index.js';
+import type { ResultError } from '../../protocol/agent-api.js';
 import { URL_MAX_RESPONSE_TIME_CAP_MS, UrlSettingsSchema } from '../../protocol/url-settings.js';
 import { evaluateAssertions } from './assertions.js';
 import { withResponseTime } from './response-time-verdict.js';
 import type { AssertionInput } from './assertions.js';
-import { createTimedConnector } from './http-connector.js';
-import type { ConnectionPhases, IpFamily } from './http-connector.js';
+import type { IpFamily } from './http-connector.js';
+import { describeExchangeFailure, redirectTarget, sendHop, sumTimings, USER_AGENT, type HttpHop } from './http-hop.js';
 import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
+import { budgetMs, describeRunFailure, roundMs } from './probe-failure.js';
 import { settingsParser } from './settings-parser.js';
 
 /** Redirects followed before giving up; the request after the 10th redirect is never sent. */
 export const MAX_REDIRECTS = 10;
 /** Enough body to time a real download; past it the connection is dropped. */
 export const MAX_BODY_BYTES = 1024 * 1024;
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-const USER_AGENT = 'Outpost (synthetic monitoring agent)';
 
 /** UrlSettings after defaults: every optional field is present. */
 export interface UrlSettingsParsed {
@@ -62,23 +53,11 @@ export function parseUrlSettings(raw: unknown): UrlSettingsParsed {
   return value as UrlSettingsParsed;
 }
 
-/** What one request/response exchange found; filled in as it happens, so a failure keeps what was measured. */
-interface Hop {
-  url: URL;
-  phases: ConnectionPhases;
-  firstByte: number | null;
-  download: number | null;
-  statusCode: number | null;
-  statusText: string;
-  location: string | null;
-  bodyBytes: number;
-  bodyTruncated: boolean;
-}
+type Hop = HttpHop<UrlSettingsParsed['request']['method']>;
 
 async function runUrlProbe(settings: UrlSettingsParsed, context: ProbeContext): Promise<ProbeOutcome> {
   const startedAt = performance.now();
-  const timeoutMs =
-    Number.isFinite(context.timeoutMs) && context.timeoutMs > 0 ? context.timeoutMs : URL_MAX_RESPONSE_TIME_CAP_MS;
+  const timeoutMs = budgetMs(context.timeoutMs, URL_MAX_RESPONSE_TIME_CAP_MS);
   const deadline = new AbortController();
   const timer = setTimeout(
     () => deadline.abort(new ProbeTimeoutError(`${settings.request.method} ${settings.request.url} exceeded ${timeoutMs} ms`)),
@@ -91,7 +70,9 @@ async function runUrlProbe(settings: UrlSettingsParsed, context: ProbeContext): 
     return judge(settings, final, hops, performance.now() - startedAt);
   } catch (error) {
     const request = `${settings.request.method} ${hops.at(-1)?.url.href ?? settings.request.url}`;
-    const failure = describeFailure(error, request, deadline.signal, context.signal);
+    const failure = describeRunFailure(error, { deadline: deadline.signal, cancel: context.signal }, (cause) =>
+      describeExchangeFailure(request, cause),
+    );
     return failed(failure, hops, performance.now() - startedAt);
   } finally {
     clearTimeout(timer);
@@ -120,112 +101,19 @@ async function followRedirects(
   }
 }
 
-function redirectTarget(hop: Hop): URL | null {
-  if (hop.statusCode === null || !REDIRECT_STATUSES.has(hop.statusCode) || hop.location === null) return null;
-  const next = URL.parse(hop.location, hop.url.href);
-  if (next === null) {
-    throw new HttpError(`${hop.url.href} answered ${hop.statusCode} with an invalid Location: ${hop.location}`);
-  }
-  if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-    throw new HttpError(`${hop.url.href} redirects to ${next.href}, which is not an HTTP(S) URL`);
-  }
-  return next;
-}
-
-/**
- * One request on one fresh connection, closed before this returns whatever
- * happens. node:http rather than undici: a client per run is the point here,
- * and undici's costs more CPU per run and builds an error, stack trace
- * included, for every connection it closes (docs/performance.md).
- */
-async function exchange(
-  url: URL,
-  request: UrlSettingsParsed['request'],
-  signal: AbortSignal,
-  hops: Hop[],
-): Promise<Hop> {
-  signal.throwIfAborted();
-  const connector = createTimedConnector({ ipFamily: request.ipFamily, skipSSL: request.skipSSL, signal });
-  const hop: Hop = {
-    url,
-    phases: connector.phases,
-    firstByte: null,
-    download: null,
-    statusCode: null,
-    statusText: '',
-    location: null,
-    bodyBytes: 0,
-    bodyTruncated: false,
-  };
-  hops.push(hop);
-  let outgoing: ClientRequest | undefined;
-  let onAbort = (): void => undefined;
-  try {
-    return await new Promise<Hop>((resolve, reject) => {
-      let requestAt = 0;
-      let headersAt = 0;
-      let done = false;
-      const settle = (error?: Error): void => {
-        if (done) return;
-        done = true;
-        if (error) reject(error);
-        else {
-          hop.download = performance.now() - headersAt;
-          resolve(hop);
-        }
-      };
-      onAbort = () => settle(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
-      signal.addEventListener('abort', onAbort, { once: true });
-      outgoing = httpRequest({
-        method: request.method,
-        path: `${url.pathname}${url.search}`,
-        // Connection: close; the socket is not worth keeping and the server should know.
-        headers: { host: url.host, 'user-agent': USER_AGENT, accept: '*/*', connection: 'close' },
-        setHost: false,
-        // No agent: with createConnection alone, node:http uses exactly this socket, once.
-        createConnection: (_options, ready: (error: Error | null, socket: Duplex) => void) => {
-          connector.open(url).then(
-            (socket) => {
-              // The request is written on this socket as soon as it is handed over.
-              requestAt = performance.now();
-              ready(null, socket);
-            },
-            // With an error node:http never looks at the socket; its type just has no room for none.
-            (error: unknown) => ready(error instanceof Error ? error : new Error(String(error)), undefined as never),
-          );
-          return undefined;
-        },
-      });
-      outgoing.on('error', (error) => settle(error));
-      outgoing.on('response', (response) => {
-        headersAt = performance.now();
-        hop.firstByte = headersAt - requestAt;
-        hop.statusCode = response.statusCode ?? null;
-        hop.statusText = response.statusMessage ?? '';
-        hop.location = response.headers.location ?? null;
-        response.on('data', (chunk: Buffer) => {
-          hop.bodyBytes += chunk.length;
-          if (hop.bodyBytes > MAX_BODY_BYTES && !done) {
-            hop.bodyTruncated = true;
-            settle();
-          }
-        });
-        response.on('end', () => settle());
-        // The connection ended before the body did ('close' comes after 'end' otherwise).
-        response.on('error', (error) => settle(error));
-        response.on('close', () => settle(serverClosed()));
-      });
-      outgoing.end();
-    });
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-    // Without an error: destroying builds nothing, and the socket is done with either way.
-    outgoing?.destroy();
-  }
-}
-
-function serverClosed(): Error {
-  return Object.assign(new Error('the server closed the connection'), { code: 'ECONNRESET' });
+/** One GET or HEAD, its body read (up to MAX_BODY_BYTES) to time the download, none of it kept. */
+function exchange(url: URL, request: UrlSettingsParsed['request'], signal: AbortSignal, hops: Hop[]): Promise<Hop> {
+  return sendHop(
+    {
+      method: request.method,
+      url,
+      // Connection: close; the socket is not worth keeping and the server should know.
+      headers: { host: url.host, 'user-agent': USER_AGENT, accept: '*/*', connection: 'close' },
+      body: null,
+    },
+    { ipFamily: request.ipFamily, skipSSL: request.skipSSL, signal, readLimit: MAX_BODY_BYTES, keepLimit: 0 },
+    hops,
+  );
 }
 
 function judge(settings: UrlSettingsParsed, final: Hop, hops: Hop[], elapsed: number): ProbeOutcome {
@@ -233,7 +121,7 @@ function judge(settings: UrlSettingsParsed, final: Hop, hops: Hop[], elapsed: nu
   // The target's time, not the agent's: the network phases, without `wait`
   // (the agent setting up before and between them), which grows with the
   // agent's own load and says nothing about the site.
-  const responseTime = round(timings.total! - (timings.wait ?? 0));
+  const responseTime = roundMs(timings.total! - (timings.wait ?? 0));
   const statusCode = final.statusCode ?? 0;
   const assertions = evaluateAssertions(settings.request.assertions, (source) =>
     source === 'STATUS_CODE' ? statusCode : undefined,
@@ -261,64 +149,13 @@ function judge(settings: UrlSettingsParsed, final: Hop, hops: Hop[], elapsed: nu
 }
 
 function failed(error: ResultError, hops: Hop[], elapsed: number): ProbeOutcome {
-  return erroredOutcome(error, round(elapsed), hops.length > 0 ? sumTimings(hops, elapsed) : null, details(hops));
-}
-
-function describeFailure(error: unknown, request: string, deadline: AbortSignal, cancel: AbortSignal): ResultError {
-  // Checked first: aborting tears the connection down, and whatever error that
-  // surfaces as is a symptom of the deadline, not the cause.
-  if (deadline.aborted) return asTimeout(deadline.reason);
-  if (cancel.aborted) {
-    const reason: unknown = cancel.reason;
-    if (reason instanceof OutpostError) return reason.toJSON();
-    if (reason instanceof Error && reason.name === 'TimeoutError') {
-      return new ProbeTimeoutError(`The run exceeded its time budget: ${reason.message}`).toJSON();
-    }
-    return { code: 'CANCELLED', message: 'The run was cancelled before it finished' };
-  }
-  if (error instanceof OutpostError) return error.toJSON();
-  // Past the connector, what is left is node:http failing the exchange itself.
-  const code: unknown = error instanceof Error ? (error as Error & { code?: unknown }).code : undefined;
-  if (code === 'ECONNRESET') {
-    return new HttpError(`${request}: the server closed the connection before the response was complete`).toJSON();
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return new HttpError(`${request} failed: ${message}`).toJSON();
-}
-
-function asTimeout(reason: unknown): ResultError {
-  if (reason instanceof ProbeTimeoutError) return reason.toJSON();
-  return new ProbeTimeoutError(reason instanceof Error ? reason.message : String(reason)).toJSON();
-}
-
-/**
- * Phases are summed over redirect hops; total is wall-clock, gaps between hops
- * included, and wait is what total holds beyond the phases.
- */
-function sumTimings(hops: Hop[], elapsed: number): Timings {
-  const phases = {
-    dns: sum(hops.map((hop) => hop.phases.dns)),
-    tcp: sum(hops.map((hop) => hop.phases.tcp)),
-    tls: sum(hops.map((hop) => hop.phases.tls)),
-    firstByte: sum(hops.map((hop) => hop.firstByte)),
-    download: sum(hops.map((hop) => hop.download)),
-  };
-  const accounted = Object.values(phases).reduce<number>((total, value) => total + (value ?? 0), 0);
-  return { wait: round(Math.max(0, elapsed - accounted)), ...phases, total: round(elapsed) };
-}
-
-function sum(values: (number | null)[]): number | null {
-  const present = values.filter((value): value is number => value !== null);
-  return present.length === 0 ? null : round(present.reduce((a, b) => a + b, 0));
-}
-
-/** Microsecond precision: loopback TCP handshakes take well under 0.1 ms and must not read as 0. */
-function round(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
+  return erroredOutcome(error, roundMs(elapsed), hops.length > 0 ? sumTimings(hops, elapsed) : null, details(hops));
 }
 
 function details(hops: Hop[]): Record<string, unknown> {
   const last = hops.at(-1);
+  // The certificate of the last HTTPS hop: the site's own when http:// redirects to https://.
+  const certificate = hops.findLast((hop) => hop.phases.certificate !== null)?.phases.certificate;
   return {
     redirects: Math.max(hops.length - 1, 0),
     finalUrl: last?.url.href ?? null,
@@ -327,5 +164,7 @@ function details(hops: Hop[]): Record<string, unknown> {
     httpVersion: last?.statusCode != null ? '1.1' : null,
     bodyBytesRead: last?.bodyBytes ?? 0,
     bodyTruncated: last?.bodyTruncated ?? false,
+    // Present only when a certificate was presented; the service counts sslDaysRemaining from it.
+    ...(certificate ? { tls: certificate } : {}),
   };
 }

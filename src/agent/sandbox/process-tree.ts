@@ -84,8 +84,26 @@ function descendants(all: ProcessInfo[], root: number): Set<number> {
   return found;
 }
 
-export async function residentBytes(selector: ProcessSelector): Promise<number> {
-  return (await listProcesses(selector)).reduce((total, info) => total + info.rssBytes, 0);
+/**
+ * The memory these processes hold together. Resident sizes double-count what
+ * they share (a browser's dozen processes map the same binary and fonts, and
+ * their sum overstates the job by gigabytes), so each process counts its
+ * proportional share (PSS); its resident size only where the kernel will not
+ * say more.
+ */
+export async function memoryBytes(processes: ProcessInfo[]): Promise<number> {
+  const shares = await Promise.all(processes.map(async (info) => (await proportionalBytes(info.pid)) ?? info.rssBytes));
+  return shares.reduce((total, bytes) => total + bytes, 0);
+}
+
+async function proportionalBytes(pid: number): Promise<number | undefined> {
+  try {
+    const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kilobytes = /^Pss:\s+(\d+) kB/m.exec(rollup)?.[1];
+    return kilobytes === undefined ? undefined : Number(kilobytes) * 1024;
+  } catch {
+    return undefined; // gone, or not ours to read
+  }
 }
 
 /** SIGKILLs the group and, when given, every process of the user or below the root; repeats until none is left (fork bombs). */

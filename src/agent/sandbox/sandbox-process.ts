@@ -10,11 +10,11 @@
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { directoryBytes } from './disk-usage.js';
-import type { ProcessInfo } from './process-tree.js';
+import { memoryBytes, type ProcessInfo } from './process-tree.js';
 
 export interface SandboxLimits {
   timeoutMs: number;
-  /** Resident memory of all the sandbox's processes together, its temporary file systems included. */
+  /** Memory of all the sandbox's processes together (each one's proportional share of what they share), its temporary file systems included. */
   memoryLimitBytes: number;
   /** Bytes the job may write into `diskPaths` (and shared temporary directories, as its backend counts them). */
   diskLimitBytes?: number;
@@ -131,7 +131,7 @@ export async function superviseSandbox(sandbox: SandboxProcess, limits: SandboxL
     watching = true;
     void (async () => {
       const [processes, held] = await Promise.all([sandbox.processes(), sandbox.held()]);
-      const memory = processes.reduce((total, info) => total + info.rssBytes, 0) + held.memory;
+      const memory = (await memoryBytes(processes)) + held.memory;
       if (over) return;
       peakMemoryBytes = Math.max(peakMemoryBytes, memory);
       if (memory > limits.memoryLimitBytes) end('memory');

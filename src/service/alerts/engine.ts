@@ -187,7 +187,7 @@ export async function judgeRun(ctx: ServiceContext, session: SessionRow): Promis
   const settings = await settingsFor(ctx, check);
   const results = await ctx.db.query<ResultRow>(
     `SELECT run_location, has_errors, has_failures, is_degraded, is_cancelled, timed_out, response_time, error
-     FROM check_results WHERE session_id = $1 ORDER BY run_location`,
+     FROM check_results WHERE session_id = $1 AND result_type = 'FINAL' ORDER BY run_location`,
     [session.id],
   );
   const outcome = outcomeOf(session.status, results, settings);

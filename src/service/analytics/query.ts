@@ -1,9 +1,11 @@
 import type { Queryable } from '../db/database.js';
-import { FAILED_CONDITION, metric } from './metrics.js';
+import { FAILED_CONDITION, type MetricCatalog } from './metrics.js';
 
 export interface AnalyticsQuery {
   accountId: string;
   checkId: string;
+  /** The check type's metrics; every name in `metrics` is one of them. */
+  catalog: MetricCatalog;
   from: Date;
   to: Date;
   metrics: readonly string[];
@@ -25,7 +27,8 @@ const GROUP_COLUMN = { runLocation: 'r.run_location', statusCode: 'r.status_code
 /**
  * Aggregates stored results in SQL, the same statement on PGlite and
  * PostgreSQL. Time-outs the service recorded (no agent ran the job) carry no
- * measurement and are left out. Pagination runs over each series' points.
+ * measurement and are left out, as are attempts a retry followed (their
+ * retries count in the final result). Pagination runs over each series' points.
  */
 export async function queryAnalytics(db: Queryable, q: AnalyticsQuery): Promise<Series[]> {
   const params: unknown[] = [q.accountId, q.checkId, q.from, q.to];
@@ -36,7 +39,7 @@ export async function queryAnalytics(db: Queryable, q: AnalyticsQuery): Promise<
   const group = q.groupBy ? GROUP_COLUMN[q.groupBy] : 'NULL';
   const filters: string[] = [];
   if (q.statuses.length === 1) filters.push(q.statuses[0] === 'failure' ? FAILED_CONDITION : `NOT ${FAILED_CONDITION}`);
-  const selected = q.metrics.map((name) => `${metric(name)!.sql} AS "${name}"`);
+  const selected = q.metrics.map((name) => `${q.catalog.metric(name)!.sql} AS "${name}"`);
   const offset = (q.page - 1) * q.limit;
   const limitParam = params.push(q.limit);
   const offsetParam = params.push(offset);
@@ -44,7 +47,7 @@ export async function queryAnalytics(db: Queryable, q: AnalyticsQuery): Promise<
     `WITH points AS (
        SELECT ${group} AS grp, ${bucket} AS bucket, ${selected.join(', ')}
        FROM check_results r
-       WHERE r.account_id = $1 AND r.check_id = $2 AND NOT r.timed_out
+       WHERE r.account_id = $1 AND r.check_id = $2 AND NOT r.timed_out AND r.result_type = 'FINAL'
          AND r.started_at >= $3::timestamptz AND r.started_at < $4::timestamptz
          ${filters.map((filter) => `AND ${filter}`).join(' ')}
        GROUP BY 1, 2

@@ -4,8 +4,8 @@ import Type from 'typebox';
  * How a check alerts, retries and opens incidents. The spec gives these
  * objects' fields but neither their bounds nor most of their values, so the
  * service checks each field's type and that counts are not negative, and
- * stores them as sent: there are no alert channels, retries or incidents in
- * this service yet to hold them against.
+ * stores them as sent; where they are applied (src/service/alerts,
+ * src/service/retry-strategy.ts) missing fields get defaults and caps.
  */
 
 const Count = Type.Number({ minimum: 0 });
@@ -23,11 +23,21 @@ export const AlertSettingsSchema = Type.Object({
 });
 
 export const RetryStrategySchema = Type.Object({
+  type: Type.Optional(
+    Type.Enum(['FIXED', 'LINEAR', 'EXPONENTIAL', 'NO_RETRIES'], {
+      description: 'How the wait grows between retries (see src/service/retry-strategy.ts); FIXED when left out',
+    }),
+  ),
   baseBackoffSeconds: Type.Optional(Count),
   sameRegion: Type.Optional(Type.Boolean()),
   maxRetries: Type.Optional(Count),
   maxDurationSeconds: Type.Optional(Count),
-  onlyOn: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 })),
+  onlyOn: Type.Optional(
+    Type.Array(Type.String({ maxLength: 100 }), {
+      maxItems: 20,
+      description: 'Retry only failures of these kinds: NETWORK_ERROR, or error codes the agent reports; [] retries every failure',
+    }),
+  ),
 });
 
 export const TriggerIncidentSchema = Type.Object({

@@ -1,9 +1,10 @@
 import Type, { type TObject, type TSchema } from 'typebox';
 import type { Job } from '../../protocol/agent-api.js';
 import type { CheckType } from '../../protocol/enums.js';
+import type { GroupDefinition } from '../check-groups/schema.js';
 import type { Queryable } from '../db/database.js';
 import { frequencySchema, LocationSchema } from '../schemas/common.js';
-import { AlertChannelSubscriptionSchema, AlertSettingsSchema, TriggerIncidentSchema } from './alert-fields.js';
+import { AlertChannelSubscriptionSchema, AlertSettingsSchema, RetryStrategySchema, TriggerIncidentSchema } from './alert-fields.js';
 
 /** Fields every check type shares. */
 export const CheckCommonFields = {
@@ -22,6 +23,8 @@ export const CheckCommonFields = {
   useGlobalAlertSettings: Type.Optional(Type.Boolean({ default: true })),
   alertChannelSubscriptions: Type.Optional(Type.Array(AlertChannelSubscriptionSchema, { maxItems: 100, default: [] })),
   triggerIncident: Type.Optional(Type.Union([TriggerIncidentSchema, Type.Null()], { default: null })),
+  // No default: a check stored without one answers without one, as before retries ran.
+  retryStrategy: Type.Optional(Type.Union([RetryStrategySchema, Type.Null()])),
 };
 
 /**
@@ -73,8 +76,11 @@ export interface CheckTypeDefinition {
     accountId: string,
     definition: CheckDefinition,
   ): Promise<{ problems: Record<string, string>; definition: CheckDefinition }>;
-  /** What the agent gets for one run, and how long the run may take. */
-  jobSpec(definition: CheckDefinition): JobSpec;
+  /**
+   * What the agent gets for one run, and how long the run may take; `group`
+   * is the check's group, whose defaults some types apply (API checks).
+   */
+  jobSpec(definition: CheckDefinition, group?: GroupDefinition): JobSpec;
 }
 
 /** The request of a type that has one (URL, TCP, DNS, ICMP). */

@@ -5,9 +5,11 @@ import {
   MAX_DEPENDENCY_FILES,
   MAX_SCRIPT_CHARS,
   ScriptDependencySchema,
+  scriptPathProblem,
   type MultiStepSettings,
   type ScriptDependency,
 } from '../../protocol/multistep-settings.js';
+import { PlaywrightCheckConfigSchema, type PlaywrightCheckConfig } from '../../protocol/playwright-config.js';
 import { findRuntime, isSelectable, runtimeCatalog } from '../../runtimes/catalog.js';
 import { RuntimeIdSchema } from '../schemas/common.js';
 import { listOrNull, orNull, ScriptCheckFields } from './script-check-fields.js';
@@ -43,8 +45,14 @@ const createSchema = Type.Object({
   ),
   runtimeId: orNull(RuntimeIdSchema, { description: `null runs the check on ${DEFAULT_RUNTIME_ID}` }),
   scriptPath: Type.Optional(
-    Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { description: 'Accepted and kept; never answered' }),
+    Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], {
+      description:
+        'Where the script lives in its project, relative like dependency paths; the agent writes it there, so relative imports work and a .ts name makes it TypeScript. Kept, never answered',
+    }),
   ),
+  playwrightConfig: orNull(PlaywrightCheckConfigSchema, {
+    description: "Playwright's `use`, `expect` and `timeout` for the script, as the CLI sends them (baseURL, viewport, locale, headers, timeouts)",
+  }),
   dependencies: listOrNull(ScriptDependencySchema, {
     maxItems: MAX_DEPENDENCY_FILES,
     description: 'Files the script imports; accepted and kept, never answered',
@@ -54,6 +62,8 @@ const createSchema = Type.Object({
 /** A multi-step definition after validation and `nullsAsDefaults`: the lists are lists. */
 interface MultiStepDefinition extends CheckDefinition {
   script: string;
+  scriptPath?: string | null;
+  playwrightConfig: PlaywrightCheckConfig | null;
   runtimeId: string | null;
   environmentVariables: EnvironmentVariable[];
   dependencies: ScriptDependency[];
@@ -119,6 +129,13 @@ export const multiStepCheck: CheckTypeDefinition = {
       ...dependencyProblems(check.dependencies),
     };
     if (check.script.trim() === '') problems.script = 'must contain code, not only white space';
+    if (check.scriptPath) {
+      const problem = scriptPathProblem(check.scriptPath);
+      if (problem) problems.scriptPath = problem;
+      else if (check.dependencies.some((dependency) => dependency.path === check.scriptPath)) {
+        problems.scriptPath = 'is also the path of one of the dependencies';
+      }
+    }
     const runtime = runtimeProblem(check.runtimeId);
     if (runtime) problems.runtimeId = runtime;
     return problems;
@@ -127,8 +144,10 @@ export const multiStepCheck: CheckTypeDefinition = {
     const check = multiStep(definition);
     const settings: MultiStepSettings = {
       script: check.script,
+      ...(check.scriptPath ? { scriptPath: check.scriptPath } : {}),
       dependencies: check.dependencies.map(({ path, content }) => ({ path, content })),
       shouldFail: check.shouldFail,
+      ...(check.playwrightConfig ? { playwrightConfig: check.playwrightConfig } : {}),
     };
     return {
       settings,

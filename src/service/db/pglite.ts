@@ -1,11 +1,15 @@
 import { PGlite } from '@electric-sql/pglite';
+import { createOutageLog, describeError, type OutageLogger } from '../../outage-log.js';
 import type { Database, Queryable } from './database.js';
 
-/** Embedded PostgreSQL: in memory when no directory is given. */
+const silent: OutageLogger = { warn: () => undefined, error: () => undefined, info: () => undefined };
+
+/** Embedded PostgreSQL: in memory when no directory is given. It runs in the process, so it cannot become unreachable. */
 export async function openPglite(dataDir?: string): Promise<Database> {
   const db = await PGlite.create(dataDir ? { dataDir } : {});
   return {
     kind: 'pglite',
+    outage: createOutageLog({ logger: silent, subject: 'the database' }),
     async query<Row>(sql: string, params: readonly unknown[] = []) {
       const result = await db.query<Row>(sql, params as unknown[]);
       return result.rows;
@@ -20,6 +24,15 @@ export async function openPglite(dataDir?: string): Promise<Database> {
         };
         return work(tx);
       });
+    },
+    async check() {
+      const started = Date.now();
+      try {
+        await db.query('SELECT 1');
+        return { reachable: true, ms: Date.now() - started };
+      } catch (error) {
+        return { reachable: false, error: describeError(error), ms: Date.now() - started };
+      }
     },
     async close() {
       await db.close();

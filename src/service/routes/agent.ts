@@ -6,11 +6,17 @@ import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/ty
 import {
   ClaimRequestSchema,
   ClaimResponseSchema,
+  GoodbyeRequestSchema,
   HelloRequestSchema,
   HelloResponseSchema,
   LeaseRequestSchema,
   LeaseResponseSchema,
+  LeasesRequestSchema,
+  LeasesResponseSchema,
+  ARTIFACT_NAME_PATTERN,
   MAX_ARTIFACT_BYTES,
+  ReleasedSchema,
+  ReleaseManyRequestSchema,
   ReleaseRequestSchema,
   ResultBatchAnswerSchema,
   ResultBatchSchema,
@@ -21,7 +27,7 @@ import type { ServiceContext } from '../context.js';
 import { sendErrorA, sendErrorB } from '../http-errors.js';
 import { waitForJobs } from '../long-poll.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
-import { claimJobs, extendLease, recordResults, releaseJob } from '../store/jobs.js';
+import { claimJobs, extendLease, recordResults, releaseJobs, renewLeases, sayGoodbye } from '../store/jobs.js';
 import { recordAgent, touchAgent } from '../store/private-locations.js';
 import { acceptRawBodies } from '../raw-bodies.js';
 
@@ -29,7 +35,7 @@ const tags = ['Agent protocol'];
 const JobParams = Type.Object({ jobId: Type.String({ format: 'uuid' }) });
 const ArtifactParams = Type.Object({
   jobId: Type.String({ format: 'uuid' }),
-  name: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$' }),
+  name: Type.String({ pattern: ARTIFACT_NAME_PATTERN }),
 });
 const security = [{ privateLocationKey: [] }];
 
@@ -100,6 +106,13 @@ export const agentRoutes =
             lanes: request.body.lanes,
             leaseSeconds: ctx.leaseSeconds,
           });
+          if (!jobs) return sendErrorA(reply, 409, 'This agent said goodbye: say hello first');
+          if (jobs.length > 0 && gone.signal.aborted) {
+            // The agent stopped waiting while these were leased: nobody will run them.
+            await releaseJobs(ctx.db, location.id, agentId, jobs.map((job) => job.jobId));
+            ctx.events.emit('jobsQueued', location.id);
+            return reply.send({ jobs: [] });
+          }
           const remaining = deadline - Date.now();
           if (jobs.length > 0 || remaining <= 0) return { jobs };
           await waitForJobs(ctx.events, location.id, remaining, gone.signal);
@@ -132,6 +145,29 @@ export const agentRoutes =
     );
 
     app.post(
+      '/v1/agent/leases',
+      {
+        schema: {
+          tags,
+          security,
+          description:
+            'Protocol addition: one heartbeat renewing the lease of every job the agent holds, running or waiting; ' +
+            'running ones are marked started. Answers the ids that are no longer this agent\'s.',
+          body: LeasesRequestSchema,
+          response: { 200: LeasesResponseSchema, 400: ErrorB, 409: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const location = request.privateLocation;
+        if (!(await touchAgent(ctx.db, location.id, request.body.agentId))) {
+          return sendErrorA(reply, 409, 'Unknown agentId: say hello first');
+        }
+        const { expires, lost, cancelled } = await renewLeases(ctx.db, location.id, request.body, ctx.leaseSeconds);
+        return { leaseExpiresAt: expires.toISOString(), lost, cancelled };
+      },
+    );
+
+    app.post(
       '/v1/agent/jobs/:jobId/result',
       {
         schema: {
@@ -148,10 +184,11 @@ export const agentRoutes =
             jobId: 'must equal the jobId in the path',
           });
         }
-        const { outcomes, completedSessions } = await ctx.db.transaction((tx) =>
+        const { outcomes, completedSessions, retriesQueued } = await ctx.db.transaction((tx) =>
           recordResults(tx, request.privateLocation.id, [request.body]),
         );
         for (const session of completedSessions) ctx.events.emit('sessionCompleted', session);
+        wakeForRetries(ctx, retriesQueued);
         const outcome = outcomes[0]!;
         switch (outcome.kind) {
           case 'not-found':
@@ -184,10 +221,11 @@ export const agentRoutes =
       },
       async (request) => {
         const { results } = request.body;
-        const { outcomes, completedSessions } = await ctx.db.transaction((tx) =>
+        const { outcomes, completedSessions, retriesQueued } = await ctx.db.transaction((tx) =>
           recordResults(tx, request.privateLocation.id, results),
         );
         for (const session of completedSessions) ctx.events.emit('sessionCompleted', session);
+        wakeForRetries(ctx, retriesQueued);
         return {
           outcomes: outcomes.map((outcome, index) => ({
             jobId: results[index]!.jobId,
@@ -266,11 +304,63 @@ export const agentRoutes =
         },
       },
       async (request, reply) => {
-        const released = await releaseJob(ctx.db, request.privateLocation.id, request.params.jobId, request.body.agentId);
-        if (!released) return sendErrorA(reply, 409, 'The job is not leased to this agent');
+        const released = await releaseJobs(ctx.db, request.privateLocation.id, request.body.agentId, [request.params.jobId]);
+        if (released === 0) return sendErrorA(reply, 409, 'The job is not leased to this agent');
         request.log.info({ jobId: request.params.jobId, reason: request.body.reason }, 'job released');
         ctx.events.emit('jobsQueued', request.privateLocation.id);
         return reply.code(204).send(null);
       },
     );
+
+    app.post(
+      '/v1/agent/jobs/release',
+      {
+        schema: {
+          tags,
+          security,
+          description: 'Protocol addition: releases several jobs in one call; each is offered again at once.',
+          body: ReleaseManyRequestSchema,
+          response: { 200: ReleasedSchema, 400: ErrorB },
+        },
+      },
+      async (request) => {
+        const { agentId, jobIds, reason } = request.body;
+        const released = await releaseJobs(ctx.db, request.privateLocation.id, agentId, jobIds);
+        if (released > 0) {
+          request.log.info({ agentId, jobs: released, reason }, 'jobs released');
+          ctx.events.emit('jobsQueued', request.privateLocation.id);
+        }
+        return { released };
+      },
+    );
+
+    app.post(
+      '/v1/agent/goodbye',
+      {
+        schema: {
+          tags,
+          security,
+          description:
+            'Protocol addition: the agent is leaving. Every job leased to it but `keep` is offered again at once, ' +
+            'those of a claim still in flight included; its claims are refused until it says hello again.',
+          body: GoodbyeRequestSchema,
+          response: { 200: ReleasedSchema, 400: ErrorB, 409: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const { agentId, keep, reason } = request.body;
+        const released = await sayGoodbye(ctx.db, request.privateLocation.id, agentId, keep);
+        if (released === undefined) return sendErrorA(reply, 409, 'Unknown agentId');
+        request.log.info({ agentId, released, kept: keep.length, reason }, 'agent said goodbye');
+        if (released > 0) ctx.events.emit('jobsQueued', request.privateLocation.id);
+        return { released };
+      },
+    );
   };
+
+/** Long-polling agents at a retry's location hear of it once its backoff has passed. */
+function wakeForRetries(ctx: ServiceContext, retries: readonly { privateLocationId: string; delaySeconds: number }[]): void {
+  for (const { privateLocationId, delaySeconds } of retries) {
+    setTimeout(() => ctx.events.emit('jobsQueued', privateLocationId), delaySeconds * 1000).unref();
+  }
+}

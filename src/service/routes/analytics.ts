@@ -1,25 +1,52 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { queryAnalytics } from '../analytics/query.js';
-import { METRIC_NAMES, metric } from '../analytics/metrics.js';
+import { CATALOGS, type MetricCatalog } from '../analytics/metrics.js';
 import { parseInstant, quickRange, QUICK_RANGES } from '../analytics/time-range.js';
 import type { ServiceContext } from '../context.js';
 import { sendError } from '../http-errors.js';
 import { analyticsRateLimit } from '../rate-limit.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { getCheck } from '../store/checks.js';
+import type { CheckType } from '../../protocol/enums.js';
 
-const Query = Type.Object({
-  from: Type.Optional(Type.String({ description: 'Window start: unix seconds, unix milliseconds or ISO 8601; overrides quickRange' })),
-  to: Type.Optional(Type.String({ description: 'Window end, in the same forms; overrides quickRange' })),
-  quickRange: Type.Optional(Type.Enum(QUICK_RANGES, { default: 'last24Hours' })),
-  aggregationInterval: Type.Optional(Type.Integer({ minimum: 1, maximum: 43200, description: 'Minutes per point' })),
-  filterByStatus: Type.Optional(Type.Array(Type.String(), { description: 'success, failure (repeated or comma-separated)' })),
-  groupBy: Type.Optional(Type.Enum(['runLocation', 'statusCode'])),
-  metrics: Type.String({ minLength: 1, description: `Comma-separated: ${METRIC_NAMES.slice(0, 4).join(', ')}, …` }),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-});
+type GroupBy = 'runLocation' | 'statusCode';
+
+function querySchema(catalog: MetricCatalog, groupBy: readonly GroupBy[]) {
+  return Type.Object({
+    from: Type.Optional(Type.String({ description: 'Window start: unix seconds, unix milliseconds or ISO 8601; overrides quickRange' })),
+    to: Type.Optional(Type.String({ description: 'Window end, in the same forms; overrides quickRange' })),
+    quickRange: Type.Optional(Type.Enum(QUICK_RANGES, { default: 'last24Hours' })),
+    aggregationInterval: Type.Optional(Type.Integer({ minimum: 1, maximum: 43200, description: 'Minutes per point' })),
+    filterByStatus: Type.Optional(Type.Array(Type.String(), { description: 'success, failure (repeated or comma-separated)' })),
+    groupBy: Type.Optional(Type.Enum(groupBy)),
+    metrics: Type.String({
+      minLength: 1,
+      description: `Comma-separated, of: ${catalog.names.filter((name) => !name.includes('_')).join(', ')}, each also with _avg, _max, _min, _median, _p50, _p90, _p95, _p99, _stddev or _sum`,
+    }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
+    page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  });
+}
+
+interface AnalyticsEndpoint {
+  path: string;
+  checkType: CheckType;
+  summary: string;
+  /** What the 404 calls a check of another type or of nobody. */
+  noun: string;
+  groupBy: readonly GroupBy[];
+}
+
+/** URL monitors as the spec has them; API, browser and TCP checks as the comparable product names them; DNS and ICMP after URL monitors. */
+const ENDPOINTS: readonly AnalyticsEndpoint[] = [
+  { path: '/v1/analytics/url-monitors/:id', checkType: 'URL', summary: 'URL monitor analytics', noun: 'URL monitor', groupBy: ['runLocation', 'statusCode'] },
+  { path: '/v1/analytics/api-checks/:id', checkType: 'API', summary: 'API check analytics', noun: 'API check', groupBy: ['runLocation', 'statusCode'] },
+  { path: '/v1/analytics/browser-checks/:id', checkType: 'BROWSER', summary: 'Browser check analytics', noun: 'Browser check', groupBy: ['runLocation'] },
+  { path: '/v1/analytics/tcp-checks/:id', checkType: 'TCP', summary: 'TCP monitor analytics', noun: 'TCP monitor', groupBy: ['runLocation'] },
+  { path: '/v1/analytics/dns-monitors/:id', checkType: 'DNS', summary: 'DNS monitor analytics', noun: 'DNS monitor', groupBy: ['runLocation'] },
+  { path: '/v1/analytics/icmp-monitors/:id', checkType: 'ICMP', summary: 'ICMP monitor analytics', noun: 'ICMP monitor', groupBy: ['runLocation'] },
+];
 
 const Answer = Type.Object({
   checkId: Type.String(),
@@ -55,77 +82,81 @@ function splitList(values: readonly string[] | string | undefined): string[] {
 export const analyticsRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
   async (app) => {
-    app.get(
-      '/v1/analytics/url-monitors/:id',
-      {
-        config: analyticsRateLimit(ctx.rateLimit),
-        schema: {
-          tags: ['Analytics'],
-          summary: 'URL monitor analytics',
-          description:
-            'Aggregates of stored results, per time bucket (aggregationInterval) and optionally per run location or status code.',
-          params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
-          querystring: Query,
-          response: { 200: Answer, 400: ErrorB, 404: ErrorA },
+    for (const endpoint of ENDPOINTS) {
+      const catalog = CATALOGS[endpoint.checkType]!;
+      app.get(
+        endpoint.path,
+        {
+          config: analyticsRateLimit(ctx.rateLimit),
+          schema: {
+            tags: ['Analytics'],
+            summary: endpoint.summary,
+            description:
+              `Aggregates of stored results, per time bucket (aggregationInterval) and optionally per ${endpoint.groupBy.join(' or ')}.`,
+            params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+            querystring: querySchema(catalog, endpoint.groupBy),
+            response: { 200: Answer, 400: ErrorB, 404: ErrorA },
+          },
         },
-      },
-      async (request, reply) => {
-        const query = request.query;
-        const attributes: Record<string, string> = {};
-        const metrics = splitList(query.metrics);
-        const unknown = metrics.filter((name) => !metric(name));
-        if (metrics.length === 0) attributes.metrics = 'must name at least one metric';
-        else if (unknown.length > 0) attributes.metrics = `unknown metric: ${unknown.join(', ')}`;
-        const statuses = splitList(query.filterByStatus);
-        if (statuses.some((status) => status !== 'success' && status !== 'failure')) {
-          attributes.filterByStatus = 'must be success or failure';
-        }
-        const range = quickRange(query.quickRange ?? 'last24Hours', new Date());
-        const from = query.from === undefined ? undefined : parseInstant(query.from);
-        const to = query.to === undefined ? undefined : parseInstant(query.to);
-        if (query.from !== undefined && !from) attributes.from = 'must be a unix timestamp or an ISO 8601 date';
-        if (query.to !== undefined && !to) attributes.to = 'must be a unix timestamp or an ISO 8601 date';
-        // A custom window overrides quickRange; a lone end takes a day before it, a lone start runs to now.
-        const window =
-          from || to
-            ? { from: from ?? new Date((to ?? new Date()).getTime() - 86_400_000), to: to ?? new Date() }
-            : range;
-        if (!attributes.from && !attributes.to && window.from >= window.to) attributes.from = 'must be before to';
-        if (Object.keys(attributes).length > 0) {
-          const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
-          return sendError(reply, 400, `Invalid query: ${list.join('; ')}`, attributes);
-        }
+        async (request, reply) => {
+          const query = request.query;
+          const attributes: Record<string, string> = {};
+          const metrics = splitList(query.metrics);
+          const unknown = metrics.filter((name) => !catalog.metric(name));
+          if (metrics.length === 0) attributes.metrics = 'must name at least one metric';
+          else if (unknown.length > 0) attributes.metrics = `unknown metric: ${unknown.join(', ')}`;
+          const statuses = splitList(query.filterByStatus);
+          if (statuses.some((status) => status !== 'success' && status !== 'failure')) {
+            attributes.filterByStatus = 'must be success or failure';
+          }
+          const range = quickRange(query.quickRange ?? 'last24Hours', new Date());
+          const from = query.from === undefined ? undefined : parseInstant(query.from);
+          const to = query.to === undefined ? undefined : parseInstant(query.to);
+          if (query.from !== undefined && !from) attributes.from = 'must be a unix timestamp or an ISO 8601 date';
+          if (query.to !== undefined && !to) attributes.to = 'must be a unix timestamp or an ISO 8601 date';
+          // A custom window overrides quickRange; a lone end takes a day before it, a lone start runs to now.
+          const window =
+            from || to
+              ? { from: from ?? new Date((to ?? new Date()).getTime() - 86_400_000), to: to ?? new Date() }
+              : range;
+          if (!attributes.from && !attributes.to && window.from >= window.to) attributes.from = 'must be before to';
+          if (Object.keys(attributes).length > 0) {
+            const list = Object.entries(attributes).map(([field, problem]) => `${field} ${problem}`);
+            return sendError(reply, 400, `Invalid query: ${list.join('; ')}`, attributes);
+          }
 
-        const check = await getCheck(ctx.db, request.accountId, request.params.id);
-        if (!check || check.check_type !== 'URL') return sendError(reply, 404, 'URL monitor not found');
-        const page = query.page ?? 1;
-        const limit = query.limit ?? 10;
-        const series = await queryAnalytics(ctx.db, {
-          accountId: request.accountId,
-          checkId: check.id,
-          from: window.from,
-          to: window.to,
-          metrics,
-          aggregationMinutes: query.aggregationInterval,
-          statuses: statuses as ('success' | 'failure')[],
-          groupBy: query.groupBy,
-          limit,
-          page,
-        });
-        return {
-          checkId: check.id,
-          name: check.name,
-          checkType: check.check_type,
-          activated: check.activated,
-          muted: check.muted,
-          frequency: check.frequency,
-          from: window.from.toISOString(),
-          to: window.to.toISOString(),
-          tags: check.tags,
-          series,
-          pagination: { page, limit },
-          metadata: Object.fromEntries(metrics.map((name) => [name, { label: metric(name)!.label }])),
-        };
-      },
-    );
+          const check = await getCheck(ctx.db, request.accountId, request.params.id);
+          if (!check || check.check_type !== endpoint.checkType) return sendError(reply, 404, `${endpoint.noun} not found`);
+          const page = query.page ?? 1;
+          const limit = query.limit ?? 10;
+          const series = await queryAnalytics(ctx.db, {
+            accountId: request.accountId,
+            checkId: check.id,
+            catalog,
+            from: window.from,
+            to: window.to,
+            metrics,
+            aggregationMinutes: query.aggregationInterval,
+            statuses: statuses as ('success' | 'failure')[],
+            groupBy: query.groupBy,
+            limit,
+            page,
+          });
+          return {
+            checkId: check.id,
+            name: check.name,
+            checkType: check.check_type,
+            activated: check.activated,
+            muted: check.muted,
+            frequency: check.frequency,
+            from: window.from.toISOString(),
+            to: window.to.toISOString(),
+            tags: check.tags,
+            series,
+            pagination: { page, limit },
+            metadata: Object.fromEntries(metrics.map((name) => [name, { label: catalog.metric(name)!.label }])),
+          };
+        },
+      );
+    }
   };

@@ -3,10 +3,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServiceContext } from '../context.js';
 import { sendError } from '../http-errors.js';
 import { startRun } from '../runs.js';
+import { ArtifactEntrySchema, artifactEntries } from '../result-records.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
-import { findChecksForTrigger } from '../store/checks.js';
+import { getSessionResult } from '../store/check-results.js';
+import { findChecksForTrigger, getCheck } from '../store/checks.js';
 import { cancelSessionJobs } from '../store/jobs.js';
-import { getResultRecord, getSessionRecord, sessionRecord } from '../store/sessions.js';
+import { getSessionRecord, listSessionRecords, resultSummary, sessionRecord } from '../store/sessions.js';
 import { RUN_SOURCES, SESSION_STATUSES } from '../../protocol/enums.js';
 
 const tags = ['Check sessions'];
@@ -98,6 +100,31 @@ export const checkSessionRoutes =
     );
 
     app.get(
+      '/v1/check-sessions',
+      {
+        schema: {
+          tags,
+          summary: "List a check's sessions",
+          description:
+            'The sessions (runs) of one check, newest first, each with its results so far; ' +
+            'GET /v1/check-results/{checkId}/{checkResultId} has the detail of a result.',
+          querystring: Type.Object({
+            checkId: Type.String({ format: 'uuid', description: 'The check whose sessions to list' }),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
+            page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+          }),
+          response: { 200: Type.Array(CheckSession), 400: ErrorA, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const { checkId, limit = 10, page = 1 } = request.query;
+        const check = await getCheck(ctx.db, request.accountId, checkId);
+        if (!check) return sendError(reply, 404, 'Check not found');
+        return listSessionRecords(ctx.db, request.accountId, check.id, { limit, page }, ctx.baseUrl);
+      },
+    );
+
+    app.get(
       '/v1/check-sessions/:checkSessionId',
       {
         schema: {
@@ -143,18 +170,32 @@ export const checkSessionRoutes =
       {
         schema: {
           tags,
-          summary: 'Retrieve one location result of a session, with assertions, details and logs',
+          summary: 'Retrieve one location result of a session, with assertions, details, logs and artifact links',
           params: Type.Object({
             checkSessionId: Type.String({ format: 'uuid' }),
             checkResultId: Type.String({ format: 'uuid' }),
           }),
-          response: { 200: Type.Object({ checkResultId: Type.String() }, { additionalProperties: true }), 404: ErrorA },
+          response: {
+            200: Type.Object(
+              { checkResultId: Type.String(), artifacts: Type.Array(ArtifactEntrySchema) },
+              { additionalProperties: true },
+            ),
+            404: ErrorA,
+          },
         },
       },
       async (request, reply) => {
         const { checkSessionId, checkResultId } = request.params;
-        const record = await getResultRecord(ctx.db, request.accountId, checkSessionId, checkResultId, ctx.baseUrl);
-        return record ?? sendError(reply, 404, 'Check result not found');
+        const row = await getSessionResult(ctx.db, request.accountId, checkSessionId, checkResultId);
+        if (!row) return sendError(reply, 404, 'Check result not found');
+        return {
+          ...resultSummary(row, ctx.baseUrl),
+          checkSessionId: row.session_id,
+          assertions: row.assertions,
+          details: row.details,
+          logs: row.logs,
+          artifacts: artifactEntries(row, ctx.artifactLinks, ctx.baseUrl),
+        };
       },
     );
   };

@@ -1,10 +1,13 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { speaksChecklyDialect } from '../auth.js';
 import type { ServiceContext } from '../context.js';
 import { collapse, sendError } from '../http-errors.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
+import type { MemberRole } from '../store/accounts.js';
 import {
+  changeMemberRole,
   createApiKey,
   createMember,
   deleteApiKey,
@@ -13,6 +16,7 @@ import {
   listApiKeys,
   listMembers,
   removeMember,
+  type MemberRecord,
 } from '../store/members.js';
 
 const ROLES = ['OWNER', 'ADMIN', 'READ_WRITE', 'READ_ONLY'] as const;
@@ -24,6 +28,62 @@ const Member = Type.Object({
   role: Type.Enum(ROLES),
   created_at: Type.String(),
 });
+
+/**
+ * A member as the public `checkly` CLI reads it (`checkly members`): Outpost
+ * has members only (no invitations), all active, with no SSO, MFA or support
+ * memberships; a role change is not timed, so `updatedAt` is `createdAt`.
+ */
+const ChecklyMember = Type.Object({
+  type: Type.Literal('member'),
+  accountId: Type.String({ format: 'uuid' }),
+  userId: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  email: Type.String(),
+  role: Type.Enum(ROLES),
+  status: Type.Literal('ACTIVE'),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+  isSupportMembership: Type.Boolean(),
+  ssoEnabled: Type.Boolean(),
+  mfaEnabled: Type.Boolean(),
+});
+const ChecklyMemberPage = Type.Object(
+  {
+    members: Type.Array(ChecklyMember),
+    length: Type.Integer({ description: 'Members on this page' }),
+    nextId: Type.Union([Type.String(), Type.Null()], { description: 'Pass as nextId for the next page; null on the last' }),
+  },
+  { description: 'Answered to a caller that names its account in x-checkly-account (the public checkly CLI)' },
+);
+
+function checklyMember(accountId: string, member: MemberRecord) {
+  return {
+    type: 'member' as const,
+    accountId,
+    userId: member.id,
+    name: member.name,
+    email: member.email,
+    role: member.role,
+    status: 'ACTIVE' as const,
+    createdAt: member.created_at,
+    updatedAt: member.created_at,
+    isSupportMembership: false,
+    ssoEnabled: false,
+    mfaEnabled: false,
+  };
+}
+
+const ListQuery = Type.Object({
+  search: Type.Optional(Type.String({ maxLength: 254, description: 'Part of the name or address, without case' })),
+  type: Type.Optional(Type.Enum(['member', 'invite'], { description: 'There are no invitations: invite lists none' })),
+  role: Type.Optional(Type.Enum([...ROLES, 'READ_RUN'], { description: 'READ_RUN is no Outpost role: it lists none' })),
+  status: Type.Optional(Type.Enum(['ACTIVE', 'PENDING', 'EXPIRED'], { description: 'Every member is ACTIVE' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'At most this many, from nextId on' })),
+  nextId: Type.Optional(Type.String({ format: 'uuid', description: 'The member to start from: nextId of the page before' })),
+});
+
+const RoleBody = Type.Object({ role: Type.Enum(ROLES) });
 
 const ApiKey = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -66,8 +126,71 @@ export const memberRoutes =
   async (app) => {
     app.get(
       '/v1/accounts/me/members',
-      { schema: { tags, summary: 'List account members', response: { 200: Type.Array(Member) } } },
-      async (request) => listMembers(ctx.db, request.accountId),
+      {
+        schema: {
+          tags,
+          summary: 'List account members',
+          description:
+            'Oldest first, filtered by the query. A caller that names its account in x-checkly-account gets the page the public checkly CLI reads.',
+          querystring: ListQuery,
+          response: { 200: Type.Union([Type.Array(Member), ChecklyMemberPage]) },
+        },
+      },
+      async (request) => {
+        const { search, type, role, status, limit, nextId } = request.query;
+        const needle = search?.trim().toLowerCase();
+        const matching = (await listMembers(ctx.db, request.accountId)).filter(
+          (member) =>
+            (type === undefined || type === 'member') &&
+            (status === undefined || status === 'ACTIVE') &&
+            (role === undefined || member.role === role) &&
+            (!needle || member.name.toLowerCase().includes(needle) || member.email.toLowerCase().includes(needle)),
+        );
+        // A nextId that is no member's (removed since) ends the list rather than starting it over.
+        const at = nextId === undefined ? 0 : matching.findIndex((member) => member.id === nextId.toLowerCase());
+        const from = at < 0 ? matching.length : at;
+        const page = matching.slice(from, limit === undefined ? undefined : from + limit);
+        const next = matching[from + page.length];
+        if (!speaksChecklyDialect(request)) return page;
+        return {
+          members: page.map((member) => checklyMember(request.accountId, member)),
+          length: page.length,
+          nextId: next?.id ?? null,
+        };
+      },
+    );
+
+    app.patch(
+      '/v1/accounts/me/members/:userId',
+      {
+        schema: {
+          tags,
+          summary: "Change a member's role",
+          description:
+            'Takes an owner, an admin or a service key; making or unmaking an owner takes an owner or a service key. The last owner stays one (409).',
+          params: UserId,
+          body: RoleBody,
+          response: { 200: Type.Union([Member, ChecklyMember]), 400: ErrorB, 403: ErrorB, 404: ErrorB, 409: ErrorB },
+        },
+      },
+      async (request, reply) => {
+        if (!mayManage(request)) return refuse(reply);
+        const role: MemberRole = request.body.role;
+        const target = await getMember(ctx.db, request.accountId, request.params.userId);
+        if (!target) return sendError(reply, 404, 'Member not found', { userId: 'not found' });
+        const holder = request.keyHolder;
+        if ((role === 'OWNER' || target.role === 'OWNER') && holder.kind !== 'SERVICE' && holder.role !== 'OWNER') {
+          return sendError(reply, 403, 'Making or unmaking an owner takes an owner or a service key');
+        }
+        const outcome = await changeMemberRole(ctx.db, request.accountId, target.id, role);
+        if (outcome === 'not-found') return sendError(reply, 404, 'Member not found', { userId: 'not found' });
+        if (outcome === 'last-owner') {
+          return sendError(reply, 409, 'The last owner of an account stays one: make another member an owner first', {
+            role: 'the last owner stays OWNER',
+          });
+        }
+        return speaksChecklyDialect(request) ? checklyMember(request.accountId, outcome.updated) : outcome.updated;
+      },
     );
 
     app.post(

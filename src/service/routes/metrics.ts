@@ -2,7 +2,8 @@
  * GET /metrics: the service's Prometheus metrics (service-metrics.ts). Not part
  * of the API, so not in /openapi.json. With METRICS_TOKEN set, a scraper must
  * send it as a bearer token; without it the endpoint is open, as Prometheus
- * endpoints usually are, and shows counts and location ids and slugs only.
+ * endpoints usually are, and shows counts, location ids and slugs, and (unless
+ * METRICS_PER_CHECK=false) check ids and names.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';

@@ -20,6 +20,8 @@ const PrivateLocation = Type.Object({
   updated_at: Type.Union([Type.String(), Type.Null()]),
   lastSeen: Type.Union([Type.String(), Type.Null()]),
   agentCount: Type.Integer(),
+  queuedJobs: Type.Integer({ description: 'Jobs due and waiting for an agent of this location: the queue depth' }),
+  runningJobs: Type.Integer({ description: 'Jobs the agents of this location hold and run now' }),
   runningAgents: Type.Array(
     Type.Object({
       agentId: Type.String(),

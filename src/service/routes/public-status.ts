@@ -1,14 +1,15 @@
 import formbody from '@fastify/formbody';
 import rateLimit from '@fastify/rate-limit';
+import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServiceContext } from '../context.js';
 import { enqueueMail } from '../mail/outbox.js';
+import { atomFeed, rssFeed, summaryJson } from '../status-pages/feeds.js';
 import { verificationMail } from '../status-pages/notifications.js';
-import { renderMessage, renderStatusPage } from '../status-pages/render.js';
-import { listIncidents } from '../store/incidents.js';
-import { openMaintenances } from '../store/maintenance-windows.js';
+import { feedIncidents, loadPageView } from '../status-pages/page-view.js';
+import { PAGE_SCRIPT_HASH, renderMessage, renderStatusPage } from '../status-pages/render.js';
 import { pageByUrl, type StatusPageRecord } from '../store/status-pages.js';
 import { createSubscription, unsubscribe, verifySubscription } from '../store/subscriptions.js';
 
@@ -16,15 +17,54 @@ const UrlParam = Type.Object({ url: Type.String({ maxLength: 63 }) });
 const TokenQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200 })) });
 /** What the form's field must look like before anything is stored or sent. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-/** Past incidents a page lists. */
-const HISTORY_DAYS = 7;
 
-const html = (reply: FastifyReply, status: number, body: string) =>
-  reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
+type PublicPage = StatusPageRecord & { accountId: string };
 
 /**
- * The public side of status pages: the page itself, its subscribe form and
- * the links its e-mails carry. No credentials; nothing here is in /openapi.json.
+ * What a page may do, whatever its owner typed: its own one script (by
+ * hash) and its own style (by nonce); images, the logo and favicon
+ * included, from this site or https only; fetches only to this site (the
+ * refresh); forms only to this site; no plugins, frames or <base>.
+ */
+const contentSecurityPolicy = (nonce: string) =>
+  [
+    "default-src 'none'",
+    `script-src '${PAGE_SCRIPT_HASH}'`,
+    `style-src 'nonce-${nonce}'`,
+    "img-src 'self' https:",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+
+function html(reply: FastifyReply, status: number, body: (nonce: string) => string) {
+  const nonce = randomBytes(16).toString('base64');
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('content-security-policy', contentSecurityPolicy(nonce))
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .send(body(nonce));
+}
+
+/** Feeds and the summary: public data anyone's tools may read, across origins too. */
+function data(reply: FastifyReply, type: string, body: string | object) {
+  return reply
+    .code(200)
+    .type(type)
+    .header('cache-control', 'no-cache')
+    .header('access-control-allow-origin', '*')
+    .header('x-content-type-options', 'nosniff')
+    .send(body);
+}
+
+/**
+ * The public side of status pages: the page itself, its feeds and summary,
+ * its subscribe form and the links its e-mails carry. No credentials;
+ * nothing here is in /openapi.json.
  */
 export const publicStatusRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
@@ -33,23 +73,48 @@ export const publicStatusRoutes =
     // The subscribe form sends e-mail to any address typed in: a low ceiling per visitor.
     await app.register(rateLimit, { global: false });
 
-    async function pageHtml(page: StatusPageRecord & { accountId: string }, notice?: string): Promise<string> {
-      const services = page.cards.flatMap((card) => card.services.map((service) => service.id));
-      const scope = { limit: 50, page: 1, services };
-      const open = services.length === 0 ? [] : await listIncidents(ctx.db, page.accountId, { ...scope, open: true });
-      const recent =
-        services.length === 0
-          ? []
-          : await listIncidents(ctx.db, page.accountId, { ...scope, open: false, resolvedWithinDays: HISTORY_DAYS });
-      return renderStatusPage(page, open, recent, await openMaintenances(ctx.db, page.accountId), notice);
+    async function pageHtml(page: PublicPage, status: number, reply: FastifyReply, notice?: string) {
+      const view = await loadPageView(ctx.db, page);
+      return html(reply, status, (nonce) => renderStatusPage(view, { nonce, notice, refresh: notice === undefined }));
     }
-    const notFound = (reply: FastifyReply) =>
-      html(reply, 404, renderMessage('Status page not found', 'There is no status page at this address.'));
+    const message = (reply: FastifyReply, status: number, title: string, text: string, page?: PublicPage) =>
+      html(reply, status, (nonce) =>
+        renderMessage(title, text, {
+          nonce,
+          branding: page,
+          back: page && { href: `/status/${page.url}`, label: `Back to ${page.name}` },
+        }),
+      );
+    const notFound = (reply: FastifyReply) => message(reply, 404, 'Status page not found', 'There is no status page at this address.');
 
     app.get('/status/:url', { schema: { hide: true, params: UrlParam } }, async (request, reply) => {
       const page = await pageByUrl(ctx.db, request.params.url);
-      return page ? html(reply, 200, await pageHtml(page)) : notFound(reply);
+      return page ? pageHtml(page, 200, reply) : notFound(reply);
     });
+
+    const summary = async (url: string, reply: FastifyReply) => {
+      const page = await pageByUrl(ctx.db, url);
+      if (!page) return reply.code(404).header('access-control-allow-origin', '*').send({ message: 'Status page not found' });
+      return data(reply, 'application/json; charset=utf-8', summaryJson(ctx.baseUrl, await loadPageView(ctx.db, page)));
+    };
+    app.get('/status/:url/summary.json', { schema: { hide: true, params: UrlParam } }, (request, reply) =>
+      summary(request.params.url, reply),
+    );
+    // Where tools written for the comparable product look, relative to the page.
+    app.get('/status/:url/api/v2/summary.json', { schema: { hide: true, params: UrlParam } }, (request, reply) =>
+      summary(request.params.url, reply),
+    );
+
+    for (const [format, type, render] of [
+      ['atom', 'application/atom+xml; charset=utf-8', atomFeed],
+      ['rss', 'application/rss+xml; charset=utf-8', rssFeed],
+    ] as const) {
+      app.get(`/status/:url/history.${format}`, { schema: { hide: true, params: UrlParam } }, async (request, reply) => {
+        const page = await pageByUrl(ctx.db, request.params.url);
+        if (!page) return notFound(reply);
+        return data(reply, type, render({ baseUrl: ctx.baseUrl, page, incidents: await feedIncidents(ctx.db, page) }));
+      });
+    }
 
     app.post(
       '/status/:url/subscribe',
@@ -62,7 +127,7 @@ export const publicStatusRoutes =
         if (!page) return notFound(reply);
         const address = request.body.email?.trim() ?? '';
         if (!EMAIL.test(address)) {
-          return html(reply, 400, await pageHtml(page, `"${address}" is not an e-mail address.`));
+          return pageHtml(page, 400, reply, `"${address}" is not an e-mail address.`);
         }
         await ctx.db.transaction(async (tx) => {
           const made = await createSubscription(tx, page.id, address);
@@ -70,7 +135,7 @@ export const publicStatusRoutes =
         });
         ctx.wakeOutbox();
         // The same answer whether or not the address was on the list already: the form tells no one who subscribed.
-        return html(reply, 200, await pageHtml(page, `Check ${address} for a link to confirm your subscription.`));
+        return pageHtml(page, 200, reply, `Check ${address} for a link to confirm your subscription.`);
       },
     );
 
@@ -81,9 +146,8 @@ export const publicStatusRoutes =
         const page = await pageByUrl(ctx.db, request.params.url);
         if (!page) return notFound(reply);
         const verified = request.query.token ? await verifySubscription(ctx.db, page.id, request.query.token) : undefined;
-        const back = { href: `/status/${page.url}`, label: `Back to ${page.name}` };
-        if (!verified) return html(reply, 404, renderMessage('Link not valid', 'This confirmation link is not valid (any more).', back));
-        return html(reply, 200, renderMessage('Subscription confirmed', `${verified.address} will get an e-mail about incidents on ${page.name}.`, back));
+        if (!verified) return message(reply, 404, 'Link not valid', 'This confirmation link is not valid (any more).', page);
+        return message(reply, 200, 'Subscription confirmed', `${verified.address} will get an e-mail about incidents on ${page.name}.`, page);
       },
     );
 
@@ -94,10 +158,8 @@ export const publicStatusRoutes =
         const page = await pageByUrl(ctx.db, request.params.url);
         if (!page) return notFound(reply);
         const removed = request.query.token ? await unsubscribe(ctx.db, page.id, request.query.token) : false;
-        const back = { href: `/status/${page.url}`, label: `Back to ${page.name}` };
-        if (!removed) return html(reply, 404, renderMessage('Link not valid', 'This link is not valid (any more).', back));
-        return html(reply, 200, renderMessage('Unsubscribed', `You will get no more e-mail about ${page.name}.`, back));
+        if (!removed) return message(reply, 404, 'Link not valid', 'This link is not valid (any more).', page);
+        return message(reply, 200, 'Unsubscribed', `You will get no more e-mail about ${page.name}.`, page);
       },
     );
   };
-

@@ -4,6 +4,16 @@ import type { ServiceContext } from '../context.js';
 import { sendError, sendInvalidBody } from '../http-errors.js';
 import { ErrorA, ErrorB, IdParams, Pagination } from '../schemas/common.js';
 import { enqueueMail } from '../mail/outbox.js';
+import {
+  BRANDING_URL_FIELDS,
+  brandingUrlProblem,
+  COLOR_PATTERN,
+  MAX_URL_LENGTH,
+  THEME_COLOR_KEYS,
+  THEMES,
+  type Theme,
+  type ThemeColors,
+} from '../status-pages/branding.js';
 import { INCIDENT_SEVERITIES, INCIDENT_STATUSES } from '../status-pages/incident-status.js';
 import { notifySubscribers, verificationMail } from '../status-pages/notifications.js';
 import {
@@ -34,6 +44,14 @@ const Uuid = Type.String({ format: 'uuid' });
 const ServiceRecord = Type.Object({ id: Type.String(), name: Type.String(), created_at: Type.String() });
 const ServiceRef = Type.Object({ id: Type.String(), name: Type.String() });
 
+const BrandingUrl = (description: string) =>
+  Type.Optional(Type.Union([Type.String({ maxLength: MAX_URL_LENGTH }), Type.Null()], { default: null, description }));
+const ThemeColorsSchema = Type.Object(
+  Object.fromEntries(THEME_COLOR_KEYS.map((key) => [key, Type.Optional(Type.String({ pattern: COLOR_PATTERN, description: '#rrggbb' }))])),
+  { description: 'Colours as #rrggbb; a colour left out keeps the built-in one' },
+);
+const ThemeColorsRecord = Type.Record(Type.String(), Type.String());
+
 const PageBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
   url: Type.String({
@@ -49,12 +67,47 @@ const PageBody = Type.Object({
       { maxItems: 20, default: [] },
     ),
   ),
+  logo: BrandingUrl('https URL of the logo shown in the page\'s header (an image)'),
+  redirectTo: BrandingUrl('https URL the logo links to'),
+  favicon: BrandingUrl('https URL of the page\'s favicon'),
+  defaultTheme: Type.Optional(
+    Type.Enum(THEMES, { default: 'AUTO', description: 'AUTO follows the visitor\'s system setting' }),
+  ),
+  themeColors: Type.Optional(
+    Type.Object({ light: Type.Optional(ThemeColorsSchema), dark: Type.Optional(ThemeColorsSchema) }, { default: {} }),
+  ),
+});
+interface PageBodyValue {
+  name: string;
+  url: string;
+  cards?: StatusPageInput['cards'];
+  logo?: string | null;
+  redirectTo?: string | null;
+  favicon?: string | null;
+  defaultTheme?: Theme;
+  themeColors?: { light?: ThemeColors; dark?: ThemeColors };
+}
+/** The body with every field it may leave out filled in: a PUT replaces them all. */
+const pageInput = (body: PageBodyValue): StatusPageInput => ({
+  name: body.name,
+  url: body.url,
+  cards: body.cards ?? [],
+  logo: body.logo ?? null,
+  redirectTo: body.redirectTo ?? null,
+  favicon: body.favicon ?? null,
+  defaultTheme: body.defaultTheme ?? 'AUTO',
+  themeColors: { light: body.themeColors?.light ?? {}, dark: body.themeColors?.dark ?? {} },
 });
 const PageRecord = Type.Object({
   id: Type.String(),
   name: Type.String(),
   url: Type.String(),
   cards: Type.Array(Type.Object({ name: Type.String(), services: Type.Array(ServiceRef) })),
+  logo: Type.Union([Type.String(), Type.Null()]),
+  redirectTo: Type.Union([Type.String(), Type.Null()]),
+  favicon: Type.Union([Type.String(), Type.Null()]),
+  defaultTheme: Type.Enum(THEMES),
+  themeColors: Type.Object({ light: ThemeColorsRecord, dark: ThemeColorsRecord }),
   created_at: Type.String(),
   updated_at: Type.Union([Type.String(), Type.Null()]),
 });
@@ -121,7 +174,13 @@ export const statusPageRoutes =
     async function pageProblems(accountId: string, body: StatusPageInput): Promise<Record<string, string>> {
       const lists: Record<string, string[]> = {};
       body.cards.forEach((card, index) => (lists[`cards.${index}.services`] = card.services));
-      return unknownServices(accountId, lists);
+      const problems = await unknownServices(accountId, lists);
+      for (const field of BRANDING_URL_FIELDS) {
+        const value = body[field];
+        const problem = value === null ? undefined : brandingUrlProblem(value);
+        if (problem) problems[field] = problem;
+      }
+      return problems;
     }
 
     app.post(
@@ -264,9 +323,17 @@ export const statusPageRoutes =
 
     app.post(
       '/v1/status-pages',
-      { schema: { tags, summary: 'Create a status page', body: PageBody, response: { 201: PageRecord, 400: ErrorB } } },
+      {
+        schema: {
+          tags,
+          summary: 'Create a status page',
+          description: 'Branding: logo, redirectTo and favicon are https URLs; themeColors are #rrggbb.',
+          body: PageBody,
+          response: { 201: PageRecord, 400: ErrorB },
+        },
+      },
       async (request, reply) => {
-        const body = request.body as StatusPageInput;
+        const body = pageInput(request.body);
         const problems = await pageProblems(request.accountId, body);
         if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
         const created = await createPage(ctx.db, request.accountId, body);
@@ -294,13 +361,14 @@ export const statusPageRoutes =
         schema: {
           tags,
           summary: 'Replace a status page',
+          description: 'Every field is replaced: branding left out goes back to none.',
           params: IdParams,
           body: PageBody,
           response: { 200: PageRecord, 400: ErrorB, 404: ErrorA },
         },
       },
       async (request, reply) => {
-        const body = request.body as StatusPageInput;
+        const body = pageInput(request.body);
         const problems = await pageProblems(request.accountId, body);
         if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
         const outcome = await updatePage(ctx.db, request.accountId, request.params.id, body);

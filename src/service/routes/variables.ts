@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { speaksChecklyDialect } from '../auth.js';
 import type { ServiceContext } from '../context.js';
 import {
   EnvironmentVariableSchema,
@@ -52,14 +53,16 @@ export const variableRoutes =
         schema: {
           tags,
           summary: 'List environment variables',
-          description: 'In key order. Each script check run gets all of them; a check variable of the same key wins.',
+          description:
+            'In key order. Each script check run gets all of them; a check variable of the same key wins. A caller that names its account in x-checkly-account and no limit gets all of them: the public checkly CLI asks for no page and lists (env ls) or writes (env pull) what it gets.',
           querystring: Pagination,
           response: { 200: Type.Array(Variable) },
         },
       },
       async (request) => {
+        const allAtOnce = speaksChecklyDialect(request) && !new URLSearchParams(request.url.split('?')[1] ?? '').has('limit');
         const rows = await listVariables(ctx.db, request.accountId, {
-          limit: request.query.limit ?? 10,
+          limit: allAtOnce ? MAX_ACCOUNT_VARIABLES : (request.query.limit ?? 10),
           page: request.query.page ?? 1,
         });
         return rows.map(shown);

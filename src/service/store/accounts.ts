@@ -50,3 +50,13 @@ export async function holderOfApiKey(db: Queryable, rawKey: string): Promise<Key
     }
   );
 }
+
+export interface AccountRecord {
+  id: string;
+  name: string;
+}
+
+export async function getAccount(db: Queryable, accountId: string): Promise<AccountRecord | undefined> {
+  const [row] = await db.query<AccountRecord>('SELECT id, name FROM accounts WHERE id = $1', [accountId]);
+  return row;
+}

@@ -2,13 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import type { Job, Result } from '../../protocol/agent-api.js';
 import type { CheckType, RunSource } from '../../protocol/enums.js';
-import { laneOf } from '../../protocol/lanes.js';
+import { retryDelay, type RetryStrategy } from '../retry-strategy.js';
 import { refreshSessionStatuses, type SessionRow } from './sessions.js';
 
 /** A job is tried at most this many times when its agent vanishes mid-run. */
 export const MAX_ATTEMPTS = 2;
 /** A job no agent picked up within this long is given up: its location times out. */
 export const UNCLAIMED_EXPIRY_SECONDS = 360;
+/** An agent seen this recently (a claim or a heartbeat) and not stopped is at its location now. */
+const LIVE_AGENT_SECONDS = 90;
+/** How long a job no live agent can run waits anyway: an agent with what it needs may be saying hello right now. */
+const UNRUNNABLE_GRACE_SECONDS = 10;
 
 interface JobRow {
   id: string;
@@ -18,7 +22,12 @@ interface JobRow {
   run_location: string;
   runtime_id: string | null;
   state: 'queued' | 'leased' | 'done';
+  /** Lease attempt: an agent that vanished mid-run spent one. */
   attempt: number;
+  /** Retries of this location before this job: 0 for the first run. */
+  retry: number;
+  lane: 'uptime' | 'script';
+  private_location_id: string;
   agent_id: string | null;
   claimed_by: string[];
   lease_expires_at: Date | null;
@@ -29,6 +38,8 @@ interface JobRow {
     runSource: RunSource;
     environmentVariables: Job['environmentVariables'];
     settings: Record<string, unknown>;
+    /** The service's own: never part of what the agent gets. */
+    retryStrategy?: RetryStrategy | null;
   };
 }
 
@@ -49,38 +60,49 @@ export interface ClaimQuery {
  * sandbox is not handed ten script jobs to sit on. One statement either way:
  * every claim of a busy agent pays for it.
  */
-export async function claimJobs(db: Database, query: ClaimQuery): Promise<Job[]> {
-  return db.transaction((tx) => claim(tx, query));
+export async function claimJobs(db: Database, query: ClaimQuery): Promise<Job[] | undefined> {
+  return db.transaction(async (tx) => {
+    // Shared with other claims, exclusive with a goodbye: a goodbye waits for a
+    // claim in flight to commit, then releases what it leased too.
+    const [agent] = await tx.query(
+      'SELECT id FROM agents WHERE id = $1 AND private_location_id = $2 AND stopped_at IS NULL FOR SHARE',
+      [query.agentId, query.privateLocationId],
+    );
+    return agent ? claim(tx, query) : undefined;
+  });
 }
 
 async function claim(db: Queryable, q: ClaimQuery): Promise<Job[]> {
-  const uptimeTypes = q.checkTypes.filter((type) => laneOf(type as CheckType) === 'uptime');
-  const scriptTypes = q.checkTypes.filter((type) => laneOf(type as CheckType) === 'script');
   // Script room (a few sandboxes at most) is served first, so a full `max` of
   // uptime room never crowds out the one script job an idle sandbox could take.
   const scriptRoom = q.lanes ? Math.min(q.lanes.script, q.max) : q.max;
   const uptimeRoom = q.lanes ? Math.min(q.lanes.uptime, q.max - scriptRoom) : q.max;
+  // Each job carries its lane (laneOfJob when it was made: an API check with
+  // scripts is a script job); the agent's check types and runtimes still
+  // decide what it may run. A retry waits for its backoff to pass.
   const rows = await db.query<JobRow>(
     `WITH uptime AS (
        SELECT id, scheduled_at FROM jobs
-       WHERE private_location_id = $3 AND state = 'queued' AND check_type = ANY($4::text[])
+       WHERE private_location_id = $3 AND state = 'queued' AND lane = 'uptime' AND check_type = ANY($4::text[])
          AND (runtime_id IS NULL OR runtime_id = ANY($5::text[]))
+         AND (retry = 0 OR scheduled_at <= now())
        ORDER BY scheduled_at, id LIMIT $6 FOR UPDATE SKIP LOCKED
      ), script AS (
        SELECT id, scheduled_at FROM jobs
-       WHERE private_location_id = $3 AND state = 'queued' AND check_type = ANY($7::text[])
+       WHERE private_location_id = $3 AND state = 'queued' AND lane = 'script' AND check_type = ANY($4::text[])
          AND (runtime_id IS NULL OR runtime_id = ANY($5::text[]))
-       ORDER BY scheduled_at, id LIMIT $8 FOR UPDATE SKIP LOCKED
+         AND (retry = 0 OR scheduled_at <= now())
+       ORDER BY scheduled_at, id LIMIT $7 FOR UPDATE SKIP LOCKED
      ), chosen AS (
        SELECT id FROM (SELECT * FROM uptime UNION ALL SELECT * FROM script) lanes
-       ORDER BY scheduled_at, id LIMIT $9
+       ORDER BY scheduled_at, id LIMIT $8
      )
-     UPDATE jobs j SET state = 'leased', agent_id = $1::uuid,
-       claimed_by = CASE WHEN j.claimed_by ? $10::text THEN j.claimed_by ELSE j.claimed_by || to_jsonb($10::text) END,
+     UPDATE jobs j SET state = 'leased', agent_id = $1::uuid, started_at = NULL,
+       claimed_by = CASE WHEN j.claimed_by ? $9::text THEN j.claimed_by ELSE j.claimed_by || to_jsonb($9::text) END,
        lease_expires_at = now() + make_interval(secs => $2)
      WHERE j.id IN (SELECT id FROM chosen)
      RETURNING j.*`,
-    [q.agentId, q.leaseSeconds, q.privateLocationId, uptimeTypes, q.runtimes, Math.max(0, uptimeRoom), scriptTypes, Math.max(0, scriptRoom), q.max, q.agentId],
+    [q.agentId, q.leaseSeconds, q.privateLocationId, [...q.checkTypes], q.runtimes, Math.max(0, uptimeRoom), Math.max(0, scriptRoom), q.max, q.agentId],
   );
   if (rows.length === 0) return [];
   // RETURNING follows no order; the agent runs what it gets in the order given, oldest first.
@@ -118,7 +140,8 @@ export async function extendLease(
   leaseSeconds: number,
 ): Promise<Date | undefined> {
   const rows = await db.query<{ lease_expires_at: Date }>(
-    `UPDATE jobs SET lease_expires_at = now() + make_interval(secs => $4)
+    // An agent extends the lease of a job it runs: the job has started.
+    `UPDATE jobs SET lease_expires_at = now() + make_interval(secs => $4), started_at = coalesce(started_at, now())
      WHERE id = $1 AND private_location_id = $2 AND state = 'leased' AND agent_id = $3
      RETURNING lease_expires_at`,
     [jobId, privateLocationId, agentId, leaseSeconds],
@@ -126,21 +149,97 @@ export async function extendLease(
   return rows[0]?.lease_expires_at;
 }
 
-/** Puts a leased job back in the queue, as it was; a release is not a failed attempt. */
-export async function releaseJob(
+export interface Heartbeat {
+  agentId: string;
+  running: readonly string[];
+  waiting: readonly string[];
+}
+
+/**
+ * Extends the lease of every job the agent names that is still its own, and
+ * marks the running ones started. Answers the new expiry and the ids named
+ * that are no longer the agent's (cancelled, given up, offered again).
+ */
+export async function renewLeases(
   db: Queryable,
   privateLocationId: string,
-  jobId: string,
-  agentId: string,
-): Promise<boolean> {
-  const rows = await db.query(
-    // Queued anew from now: a long job released late must not look unclaimed for hours.
-    `UPDATE jobs SET state = 'queued', agent_id = NULL, lease_expires_at = NULL, scheduled_at = now()
-     WHERE id = $1 AND private_location_id = $2 AND state = 'leased' AND agent_id = $3
-     RETURNING id`,
-    [jobId, privateLocationId, agentId],
+  beat: Heartbeat,
+  leaseSeconds: number,
+): Promise<{ expires: Date; lost: string[]; cancelled: string[] }> {
+  const named = [...new Set([...beat.running, ...beat.waiting].map((id) => id.toLowerCase()))];
+  const rows = await db.query<{ id: string; expires: Date }>(
+    `UPDATE jobs SET lease_expires_at = now() + make_interval(secs => $4),
+       started_at = CASE WHEN id = ANY($5::uuid[]) THEN coalesce(started_at, now()) ELSE started_at END
+     WHERE id = ANY($3::uuid[]) AND private_location_id = $1 AND state = 'leased' AND agent_id = $2
+     RETURNING id, lease_expires_at AS expires`,
+    [privateLocationId, beat.agentId, named, leaseSeconds, beat.running],
   );
-  return rows.length > 0;
+  const kept = new Set(rows.map((row) => row.id));
+  const expires = rows[0]?.expires ?? new Date(Date.now() + leaseSeconds * 1000);
+  const lost = named.filter((id) => !kept.has(id));
+  // So the agent can say why a job was taken from it: a cancel is a user's doing, not a fault.
+  const cancelled =
+    lost.length === 0
+      ? []
+      : await db.query<{ job_id: string }>(
+          `SELECT r.job_id FROM check_results r JOIN jobs j ON j.id = r.job_id
+           WHERE r.job_id = ANY($1::uuid[]) AND j.private_location_id = $2 AND r.is_cancelled`,
+          [lost, privateLocationId],
+        );
+  return { expires, lost, cancelled: cancelled.map((row) => row.job_id) };
+}
+
+/**
+ * What a job goes back to the queue as. A release is not a failed attempt.
+ * A job that started is queued anew from now (a long job released late must
+ * not look unclaimed for hours); one that never started keeps its time, so a
+ * job no agent gets going still expires as unclaimed.
+ */
+const REQUEUED = `state = 'queued', agent_id = NULL, lease_expires_at = NULL, started_at = NULL,
+  scheduled_at = CASE WHEN started_at IS NULL THEN scheduled_at ELSE now() END`;
+
+/** Puts leased jobs back in the queue; answers how many were the agent's. */
+export async function releaseJobs(
+  db: Queryable,
+  privateLocationId: string,
+  agentId: string,
+  jobIds: readonly string[],
+): Promise<number> {
+  const rows = await db.query(
+    `UPDATE jobs SET ${REQUEUED}
+     WHERE id = ANY($1::uuid[]) AND private_location_id = $2 AND state = 'leased' AND agent_id = $3
+     RETURNING id`,
+    [jobIds, privateLocationId, agentId],
+  );
+  return rows.length;
+}
+
+/**
+ * An agent leaving: it claims nothing more until it says hello again, and
+ * every job leased to it but `keep` is queued again, those of a claim still
+ * in flight included (the agent row's lock orders this after such a claim).
+ * Undefined when the agent is not one of this location's.
+ */
+export async function sayGoodbye(
+  db: Database,
+  privateLocationId: string,
+  agentId: string,
+  keep: readonly string[],
+): Promise<number | undefined> {
+  return db.transaction(async (tx) => {
+    const [agent] = await tx.query(
+      'UPDATE agents SET stopped_at = now(), last_seen = now() WHERE id = $1 AND private_location_id = $2 RETURNING id',
+      [agentId, privateLocationId],
+    );
+    if (!agent) return undefined;
+    const rows = await tx.query(
+      `UPDATE jobs SET ${REQUEUED}
+       WHERE agent_id = $1 AND private_location_id = $2 AND state = 'leased' AND NOT (id = ANY($3::uuid[]))
+       RETURNING id`,
+      [agentId, privateLocationId, keep],
+    );
+    return rows.length;
+  });
 }
 
 export type RecordOutcome =
@@ -154,6 +253,8 @@ export interface RecordedBatch {
   outcomes: RecordOutcome[];
   /** Sessions these results completed, each announced exactly once. */
   completedSessions: SessionRow[];
+  /** Retries these results queued: where, and in how many seconds they may be claimed. */
+  retriesQueued: { privateLocationId: string; delaySeconds: number }[];
 }
 
 /**
@@ -161,6 +262,10 @@ export interface RecordedBatch {
  * lease ran out may still report, as long as nobody else has, since the work
  * was done and is worth keeping. Sessions are locked before jobs, each in id
  * order, so concurrent batches touching the same sessions cannot deadlock.
+ *
+ * A failed result its job's retry strategy retries (src/service/retry-strategy.ts)
+ * is stored as an ATTEMPT and a new job for the same session and location is
+ * queued after the backoff; only FINAL results decide the session.
  */
 export async function recordResults(
   tx: Queryable,
@@ -168,12 +273,13 @@ export async function recordResults(
   results: readonly Result[],
 ): Promise<RecordedBatch> {
   const jobIds = results.map((result) => result.jobId);
-  await tx.query(
-    `SELECT id FROM check_sessions WHERE id IN (
+  const sessions = await tx.query<{ id: string; elapsed: number }>(
+    `SELECT id, extract(epoch FROM now() - started_at)::float8 AS elapsed FROM check_sessions WHERE id IN (
        SELECT session_id FROM jobs WHERE id = ANY($1::uuid[]) AND private_location_id = $2)
      ORDER BY id FOR UPDATE`,
     [jobIds, privateLocationId],
   );
+  const elapsedBySession = new Map(sessions.map((session) => [session.id, Number(session.elapsed)]));
   const jobs = await tx.query<JobRow & { account_id: string; recorded_by: string | null }>(
     `SELECT j.*, r.agent_id AS recorded_by FROM jobs j LEFT JOIN check_results r ON r.job_id = j.id
      WHERE j.id = ANY($1::uuid[]) AND j.private_location_id = $2 ORDER BY j.id FOR UPDATE OF j`,
@@ -181,7 +287,8 @@ export async function recordResults(
   );
   const byId = new Map(jobs.map((job) => [job.id, job]));
   const outcomes: RecordOutcome[] = [];
-  const accepted: { job: JobRow & { account_id: string }; fields: ResultFields }[] = [];
+  const accepted: ResultInsert[] = [];
+  const retries: { job: JobRow; delaySeconds: number }[] = [];
   for (const result of results) {
     const job = byId.get(result.jobId);
     let outcome: RecordOutcome;
@@ -195,7 +302,14 @@ export async function recordResults(
       outcome = { kind: 'conflict', reason: 'the job is not leased to this agent' };
     } else {
       outcome = { kind: 'recorded' };
-      accepted.push({ job, fields: fieldsOf(result) });
+      const delaySeconds = retryDelay(
+        job.payload.retryStrategy ?? null,
+        { hasErrors: result.hasErrors, hasFailures: result.hasFailures, isCancelled: result.isCancelled, errorCode: result.error?.code ?? null },
+        job.retry,
+        elapsedBySession.get(job.session_id) ?? 0,
+      );
+      if (delaySeconds !== undefined) retries.push({ job, delaySeconds });
+      accepted.push({ job, fields: fieldsOf(result), resultType: delaySeconds === undefined ? 'FINAL' : 'ATTEMPT' });
       // A second result for the same job in one batch is then a duplicate, not a second write.
       job.state = 'done';
       job.recorded_by = result.agentId;
@@ -209,8 +323,51 @@ export async function recordResults(
       [accepted.map(({ job }) => job.id)],
     );
   }
+  const retriesQueued = await queueRetries(tx, retries);
   const completedSessions = await refreshSessionStatuses(tx, [...new Set(accepted.map(({ job }) => job.session_id))]);
-  return { outcomes, completedSessions };
+  return {
+    outcomes,
+    completedSessions,
+    retriesQueued,
+  };
+}
+
+/**
+ * A new job per retried one: same session, check and settings, claimable once
+ * its backoff has passed. At the same location, unless the strategy says
+ * sameRegion: false and the session runs at other locations too: then at one
+ * of those, picked at random, as the comparable product retries elsewhere.
+ */
+async function queueRetries(
+  tx: Queryable,
+  retries: readonly { job: JobRow; delaySeconds: number }[],
+): Promise<{ privateLocationId: string; delaySeconds: number }[]> {
+  if (retries.length === 0) return [];
+  const queued = await tx.query<{ private_location_id: string; delay: number }>(
+    `INSERT INTO jobs (id, session_id, account_id, check_id, private_location_id, run_location, check_type, runtime_id,
+                       state, timeout_seconds, payload, lane, retry, scheduled_at)
+     SELECT v.new_id, j.session_id, j.account_id, j.check_id, COALESCE(other.id, j.private_location_id),
+            COALESCE(other.slug_name, j.run_location), j.check_type, j.runtime_id,
+            'queued', j.timeout_seconds, j.payload, j.lane, j.retry + 1, now() + make_interval(secs => v.delay)
+     FROM unnest($1::uuid[], $2::uuid[], $3::float8[], $4::boolean[]) AS v(old_id, new_id, delay, elsewhere)
+     JOIN jobs j ON j.id = v.old_id
+     JOIN check_sessions s ON s.id = j.session_id
+     LEFT JOIN LATERAL (
+       SELECT pl.id, pl.slug_name FROM private_locations pl
+       WHERE v.elsewhere AND pl.account_id = j.account_id AND pl.slug_name <> j.run_location
+         AND s.run_locations @> to_jsonb(pl.slug_name)
+       ORDER BY random() LIMIT 1
+     ) other ON true
+     RETURNING private_location_id, extract(epoch FROM scheduled_at - now())::float8 AS delay`,
+    [
+      retries.map(({ job }) => job.id),
+      retries.map(() => randomUUID()),
+      retries.map(({ delaySeconds }) => delaySeconds),
+      retries.map(({ job }) => job.payload.retryStrategy?.sameRegion === false),
+    ],
+  );
+  // Where each retry went, for waking that location's waiting agents when it is due.
+  return queued.map((row) => ({ privateLocationId: row.private_location_id, delaySeconds: Math.max(0, Number(row.delay)) }));
 }
 
 function fieldsOf(result: Result): ResultFields {
@@ -235,6 +392,16 @@ function fieldsOf(result: Result): ResultFields {
   };
 }
 
+export interface SweepOptions {
+  /**
+   * Leases are first extended to at least this many seconds from now: after
+   * the service itself could not sweep (it was down, paused, or without its
+   * database), agents get one lease length to renew before their jobs are
+   * taken from them.
+   */
+  graceSeconds?: number;
+}
+
 export interface SweepOutcome {
   /** Locations whose jobs went back into the queue. */
   requeuedAt: Set<string>;
@@ -245,24 +412,57 @@ export interface SweepOutcome {
  * Re-offers jobs whose lease ran out (their agent died or lost the network),
  * and gives up on jobs past their last attempt or never picked up in time.
  */
-export async function sweepJobs(tx: Queryable): Promise<SweepOutcome> {
+export async function sweepJobs(tx: Queryable, options: SweepOptions = {}): Promise<SweepOutcome> {
+  if (options.graceSeconds) {
+    await tx.query(
+      `UPDATE jobs SET lease_expires_at = GREATEST(lease_expires_at, now() + make_interval(secs => $1))
+       WHERE state = 'leased'`,
+      [options.graceSeconds],
+    );
+  }
+  // A job that never started spent no attempt: it is offered again as it was.
   const requeued = await tx.query<{ private_location_id: string }>(
-    `UPDATE jobs SET state = 'queued', agent_id = NULL, lease_expires_at = NULL, attempt = attempt + 1,
-       scheduled_at = now()
-     WHERE state = 'leased' AND lease_expires_at < now() AND attempt < $1
+    `UPDATE jobs SET ${REQUEUED}, attempt = CASE WHEN started_at IS NULL THEN attempt ELSE attempt + 1 END
+     WHERE state = 'leased' AND lease_expires_at < now() AND (attempt < $1 OR started_at IS NULL)
      RETURNING private_location_id`,
     [MAX_ATTEMPTS],
   );
-  const givenUp = await tx.query<JobRow & { account_id: string; reason: string }>(
+  const givenUp = await tx.query<JobRow & { account_id: string; reason: string; offered?: string[] | null }>(
     `UPDATE jobs SET state = 'done', completed_at = now(), lease_expires_at = NULL
      WHERE (state = 'leased' AND lease_expires_at < now() AND attempt >= $1)
         OR (state = 'queued' AND scheduled_at < now() - make_interval(secs => $2))
-     RETURNING *, CASE WHEN agent_id IS NULL THEN 'unclaimed' ELSE 'lease' END AS reason`,
+     RETURNING *, CASE WHEN agent_id IS NOT NULL THEN 'lease'
+       WHEN jsonb_array_length(claimed_by) > 0 THEN 'unstarted' ELSE 'unclaimed' END AS reason`,
     [MAX_ATTEMPTS, UNCLAIMED_EXPIRY_SECONDS],
+  );
+  // Waiting is for agents that may come; a job that the location's live agents
+  // all cannot run (its type, its runtime, or a script lane they lack) would
+  // only wait out the expiry, so it fails now, saying what it needed.
+  const unrunnable = await tx.query<JobRow & { account_id: string; reason: string; offered?: string[] | null }>(
+    `WITH live AS (
+       SELECT private_location_id, check_types, runtimes, capacity FROM agents
+       WHERE stopped_at IS NULL AND last_seen > now() - make_interval(secs => $1)
+     ), stuck AS (
+       SELECT j.id FROM jobs j
+       WHERE j.state = 'queued' AND j.retry = 0 AND j.created_at < now() - make_interval(secs => $2)
+         AND EXISTS (SELECT 1 FROM live a WHERE a.private_location_id = j.private_location_id)
+         AND NOT EXISTS (
+           SELECT 1 FROM live a WHERE a.private_location_id = j.private_location_id
+             AND a.check_types ? j.check_type
+             AND (j.runtime_id IS NULL OR a.runtimes ? j.runtime_id)
+             AND (j.lane = 'uptime' OR (a.capacity->>'script')::int > 0))
+       FOR UPDATE SKIP LOCKED
+     )
+     UPDATE jobs SET state = 'done', completed_at = now(), lease_expires_at = NULL
+     WHERE id IN (SELECT id FROM stuck)
+     RETURNING *, 'unrunnable' AS reason,
+       (SELECT array_agg(DISTINCT runtime ORDER BY runtime) FROM live a, jsonb_array_elements_text(a.runtimes) runtime
+        WHERE a.private_location_id = jobs.private_location_id) AS offered`,
+    [LIVE_AGENT_SECONDS, UNRUNNABLE_GRACE_SECONDS],
   );
   await insertResults(
     tx,
-    givenUp.map((job) => ({
+    [...givenUp, ...unrunnable].map((job) => ({
       job,
       fields: {
         agentId: null,
@@ -271,16 +471,23 @@ export async function sweepJobs(tx: Queryable): Promise<SweepOutcome> {
         isDegraded: false,
         aborted: false,
         isCancelled: false,
-        timedOut: true,
+        // A job no agent there can run is a failure of the check's set-up, which alerts; the others only ran out of time.
+        timedOut: job.reason !== 'unrunnable',
         responseTime: null,
         statusCode: null,
         timings: null,
         error: {
-          code: 'TIMED_OUT',
+          code: job.reason === 'unrunnable' ? 'NO_CAPABLE_AGENT' : 'TIMED_OUT',
           message:
-            job.reason === 'unclaimed'
-              ? `No agent at private location "${job.run_location}" picked the job up within ${UNCLAIMED_EXPIRY_SECONDS} s`
-              : `The agent running the job stopped reporting ${job.attempt} times; giving up`,
+            job.reason === 'unrunnable'
+              ? unrunnableMessage(job)
+              : job.reason === 'unclaimed'
+              ? `No agent at private location "${job.run_location}" picked the job up within ${UNCLAIMED_EXPIRY_SECONDS} s${
+                  job.runtime_id ? ` (it needs runtime ${job.runtime_id})` : ''
+                }`
+              : job.reason === 'unstarted'
+                ? `Agents at private location "${job.run_location}" claimed the job but none started it within ${UNCLAIMED_EXPIRY_SECONDS} s`
+                : `The agent running the job stopped reporting ${job.attempt} times; giving up`,
         },
         assertions: [],
         details: {},
@@ -291,9 +498,24 @@ export async function sweepJobs(tx: Queryable): Promise<SweepOutcome> {
       },
     })),
   );
-  const completedSessions = await refreshSessionStatuses(tx, [...new Set(givenUp.map((job) => job.session_id))]);
+  const completedSessions = await refreshSessionStatuses(tx, [...new Set([...givenUp, ...unrunnable].map((job) => job.session_id))]);
   return { requeuedAt: new Set(requeued.map((row) => row.private_location_id)), completedSessions };
 }
+
+function unrunnableMessage(job: JobRow & { offered?: string[] | null }): string {
+  const at = `private location "${job.run_location}"`;
+  if (job.runtime_id) {
+    const offered = job.offered && job.offered.length > 0 ? job.offered.join(', ') : 'none';
+    return `No agent at ${at} runs ${job.check_type} checks on runtime ${job.runtime_id}; its agents offer runtimes: ${offered}`;
+  }
+  return `No agent at ${at} runs ${job.check_type} checks${job.lane === 'script' ? ' with scripts' : ''}`;
+}
+
+const CANCEL_MESSAGES = {
+  queued: 'Cancelled before any agent took it',
+  claimed: 'Cancelled after an agent took it, before it started',
+  running: 'Cancelled while an agent was running it',
+} as const;
 
 /**
  * Cancels what is left of a session: every job not done yet is done, with a
@@ -311,9 +533,14 @@ export async function cancelSessionJobs(
     [sessionId, accountId],
   );
   if (!session) return undefined;
-  const ended = await tx.query<JobRow & { account_id: string }>(
-    `UPDATE jobs SET state = 'done', completed_at = now(), lease_expires_at = NULL
-     WHERE session_id = $1 AND state <> 'done' RETURNING *`,
+  // The state before the cancel says what the cancel stopped (RETURNING sees the row after it).
+  const ended = await tx.query<JobRow & { account_id: string; was: 'queued' | 'claimed' | 'running' }>(
+    `WITH before AS (
+       SELECT id, CASE WHEN state = 'queued' THEN 'queued' WHEN started_at IS NULL THEN 'claimed' ELSE 'running' END AS was
+       FROM jobs WHERE session_id = $1 AND state <> 'done' FOR UPDATE
+     )
+     UPDATE jobs j SET state = 'done', completed_at = now(), lease_expires_at = NULL
+     FROM before WHERE j.id = before.id RETURNING j.*, before.was`,
     [sessionId],
   );
   const stoppedAt = new Date().toISOString();
@@ -335,7 +562,7 @@ export async function cancelSessionJobs(
         timings: null,
         error: {
           code: 'CANCELLED',
-          message: job.state === 'leased' ? 'Cancelled while an agent was running it' : 'Cancelled before any agent ran it',
+          message: CANCEL_MESSAGES[job.was],
         },
         assertions: [],
         details: {},
@@ -347,6 +574,13 @@ export async function cancelSessionJobs(
     })),
   );
   return { cancelled: ended.length, completedSessions: await refreshSessionStatuses(tx, [sessionId]) };
+}
+
+interface ResultInsert {
+  job: JobRow & { account_id: string };
+  fields: ResultFields;
+  /** FINAL unless a retry follows it. */
+  resultType?: 'FINAL' | 'ATTEMPT';
 }
 
 interface ResultFields {
@@ -370,12 +604,9 @@ interface ResultFields {
 }
 
 /** The one place location results are written, whether an agent sent them or the service gave up. */
-async function insertResults(
-  tx: Queryable,
-  rows: readonly { job: JobRow & { account_id: string }; fields: ResultFields }[],
-): Promise<void> {
+async function insertResults(tx: Queryable, rows: readonly ResultInsert[]): Promise<void> {
   if (rows.length === 0) return;
-  const records = rows.map(({ job, fields }) => ({
+  const records = rows.map(({ job, fields, resultType }) => ({
     id: randomUUID(),
     session_id: job.session_id,
     job_id: job.id,
@@ -400,6 +631,8 @@ async function insertResults(
     artifacts: fields.artifacts,
     agent_id: fields.agentId,
     attempt: job.attempt,
+    result_type: resultType ?? 'FINAL',
+    retries: job.retry,
     started_at: fields.startedAt,
     stopped_at: fields.stoppedAt,
   }));
@@ -407,16 +640,16 @@ async function insertResults(
   await tx.query(
     `INSERT INTO check_results (id, session_id, job_id, account_id, check_id, check_type, name, run_location,
         has_errors, has_failures, is_degraded, aborted, is_cancelled, timed_out, response_time, status_code, timings,
-        error, assertions, details, logs, artifacts, agent_id, attempt, started_at, stopped_at)
+        error, assertions, details, logs, artifacts, agent_id, attempt, result_type, retries, started_at, stopped_at)
      SELECT id, session_id, job_id, account_id, check_id, check_type, name, run_location,
         has_errors, has_failures, is_degraded, aborted, is_cancelled, timed_out, response_time, status_code, timings,
         error, COALESCE(assertions, '[]'), COALESCE(details, '{}'), COALESCE(logs, '[]'), COALESCE(artifacts, '[]'),
-        agent_id, attempt, started_at, stopped_at
+        agent_id, attempt, result_type, retries, started_at, stopped_at
      FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, session_id uuid, job_id uuid, account_id uuid, check_id uuid,
         check_type text, name text, run_location text, has_errors boolean, has_failures boolean, is_degraded boolean,
         aborted boolean, is_cancelled boolean, timed_out boolean, response_time double precision, status_code integer,
         timings jsonb, error jsonb, assertions jsonb, details jsonb, logs jsonb, artifacts jsonb, agent_id uuid,
-        attempt integer, started_at timestamptz, stopped_at timestamptz)`,
+        attempt integer, result_type text, retries integer, started_at timestamptz, stopped_at timestamptz)`,
     [JSON.stringify(records)],
   );
 }

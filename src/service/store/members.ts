@@ -101,6 +101,38 @@ export async function removeMember(db: Database, accountId: string, memberId: st
   });
 }
 
+export type RoleChangeOutcome = { updated: MemberRecord } | 'not-found' | 'last-owner';
+
+/**
+ * Gives a member another role. The last owner cannot stop being one; the
+ * account row is locked, as for a removal, so two changes cannot both pass
+ * that test and leave no owner.
+ */
+export async function changeMemberRole(
+  db: Database,
+  accountId: string,
+  memberId: string,
+  role: MemberRole,
+): Promise<RoleChangeOutcome> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+    const target = await getMember(tx, accountId, memberId);
+    if (!target) return 'not-found';
+    if (target.role === 'OWNER' && role !== 'OWNER') {
+      const [owners] = await tx.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM members WHERE account_id = $1 AND role = 'OWNER'",
+        [accountId],
+      );
+      if (owners!.n <= 1) return 'last-owner';
+    }
+    const [row] = await tx.query<MemberRow>(
+      'UPDATE members SET role = $3 WHERE account_id = $1 AND id = $2 RETURNING id, email, name, role, created_at',
+      [accountId, memberId, role],
+    );
+    return { updated: member(row!) };
+  });
+}
+
 export async function listApiKeys(db: Queryable, accountId: string): Promise<ApiKeyRecord[]> {
   const rows = await db.query<KeyRow>(
     'SELECT id, name, kind, member_id, masked_key, created_at FROM api_keys WHERE account_id = $1 ORDER BY created_at, id',

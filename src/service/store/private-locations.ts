@@ -26,6 +26,9 @@ export interface PrivateLocationRecord {
   updated_at: string | null;
   lastSeen: string | null;
   agentCount: number;
+  /** Jobs due and waiting for an agent of this location (the queue's depth), and jobs its agents run now. */
+  queuedJobs: number;
+  runningJobs: number;
   runningAgents: { agentId: string; hostname: string; version: string; mode: string; lastSeen: string }[];
   keys: { id: string; maskedKey: string; created_at: string }[];
 }
@@ -130,7 +133,7 @@ export async function recordAgent(db: Queryable, privateLocationId: string, hell
      ON CONFLICT (id) DO UPDATE SET
        hostname = EXCLUDED.hostname, version = EXCLUDED.version, mode = EXCLUDED.mode,
        check_types = EXCLUDED.check_types, runtimes = EXCLUDED.runtimes, capacity = EXCLUDED.capacity,
-       last_seen = now()
+       last_seen = now(), stopped_at = NULL
      WHERE agents.private_location_id = EXCLUDED.private_location_id
      RETURNING id`,
     [
@@ -168,7 +171,7 @@ export async function touchAgent(
 }
 
 async function toRecord(db: Queryable, row: PrivateLocationRow): Promise<PrivateLocationRecord> {
-  const [agents, keys] = await Promise.all([
+  const [agents, keys, jobs] = await Promise.all([
     db.query<{ id: string; hostname: string; version: string; mode: string; last_seen: Date }>(
       `SELECT id, hostname, version, mode, last_seen FROM agents
        WHERE private_location_id = $1 AND last_seen > now() - make_interval(secs => $2)
@@ -177,6 +180,12 @@ async function toRecord(db: Queryable, row: PrivateLocationRow): Promise<Private
     ),
     db.query<{ id: string; masked_key: string; created_at: Date }>(
       'SELECT id, masked_key, created_at FROM private_location_keys WHERE private_location_id = $1 ORDER BY created_at',
+      [row.id],
+    ),
+    db.query<{ queued: number; running: number }>(
+      `SELECT count(*) FILTER (WHERE state = 'queued' AND scheduled_at <= now())::int AS queued,
+              count(*) FILTER (WHERE state = 'leased')::int AS running
+         FROM jobs WHERE private_location_id = $1 AND state IN ('queued', 'leased')`,
       [row.id],
     ),
   ]);
@@ -189,6 +198,8 @@ async function toRecord(db: Queryable, row: PrivateLocationRow): Promise<Private
     updated_at: row.updated_at?.toISOString() ?? null,
     lastSeen: row.last_seen?.toISOString() ?? null,
     agentCount: agents.length,
+    queuedJobs: jobs[0]?.queued ?? 0,
+    runningJobs: jobs[0]?.running ?? 0,
     runningAgents: agents.map((agent) => ({
       agentId: agent.id,
       hostname: agent.hostname,

@@ -3,6 +3,8 @@ import type { Queryable } from '../db/database.js';
 import type { RunSource, SessionStatus } from '../../protocol/enums.js';
 import { FINAL_STATUSES, sessionStatus, type ResultFlags } from '../session-status.js';
 import type { JobSpec } from '../check-types/index.js';
+import { laneOfJob } from '../../protocol/api-settings.js';
+import type { RetryStrategy } from '../retry-strategy.js';
 import type { CheckRow } from './checks.js';
 
 export interface SessionRow {
@@ -40,6 +42,8 @@ export interface ResultRow extends ResultFlags {
   logs: unknown[];
   artifacts: unknown[];
   attempt: number;
+  /** Retries before this result: 0 for a first run. */
+  retries: number;
   started_at: Date | null;
   stopped_at: Date | null;
   created_at: Date;
@@ -75,7 +79,7 @@ export async function startSession(
   check: CheckRow,
   runSource: RunSource,
   locations: ReadonlyMap<string, string>,
-  spec: JobSpec,
+  spec: JobSpec & { retryStrategy?: RetryStrategy | null },
   groupRun?: GroupRunPlace,
 ): Promise<SessionRow> {
   const sessionId = randomUUID();
@@ -95,12 +99,20 @@ export async function startSession(
       groupRun?.position ?? null,
     ],
   );
-  const payload = { name: check.name, runSource, environmentVariables: spec.environmentVariables, settings: spec.settings };
+  // The retry strategy travels with the job for the service's own use; the agent never gets it (toJob).
+  const payload = {
+    name: check.name,
+    runSource,
+    environmentVariables: spec.environmentVariables,
+    settings: spec.settings,
+    retryStrategy: spec.retryStrategy ?? null,
+  };
+  const lane = laneOfJob({ checkType: check.check_type, settings: spec.settings });
   for (const [slug, locationId] of locations) {
     await tx.query(
       `INSERT INTO jobs (id, session_id, account_id, check_id, private_location_id, run_location, check_type,
-                         runtime_id, state, timeout_seconds, payload)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11, $9, $10)`,
+                         runtime_id, state, timeout_seconds, payload, lane)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11, $9, $10, $12)`,
       [
         randomUUID(),
         sessionId,
@@ -113,6 +125,7 @@ export async function startSession(
         spec.timeoutSeconds,
         JSON.stringify(payload),
         groupRun ? 'held' : 'queued',
+        lane,
       ],
     );
   }
@@ -120,7 +133,8 @@ export async function startSession(
 }
 
 /**
- * Recomputes the status of each session from its results, in two statements
+ * Recomputes the status of each session from its final results (a retried
+ * attempt is no verdict: a retry of its location is under way), in two statements
  * whatever their number. Returns the rows this call moved to a final status,
  * so each completion is announced exactly once. Locks the sessions in id order.
  */
@@ -135,11 +149,11 @@ export async function refreshSessionStatuses(tx: Queryable, sessionIds: readonly
     last_stop: string | null;
   }>(
     `SELECT s.id, s.status,
-            (SELECT count(*)::int FROM jobs j WHERE j.session_id = s.id) AS total,
+            (SELECT count(*)::int FROM jobs j WHERE j.session_id = s.id AND j.retry = 0) AS total,
             EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = s.id AND j.claimed_by <> '[]'::jsonb) AS claimed,
             COALESCE((SELECT jsonb_agg(jsonb_build_object('has_errors', r.has_errors, 'has_failures', r.has_failures,
                         'is_degraded', r.is_degraded, 'is_cancelled', r.is_cancelled, 'timed_out', r.timed_out))
-                      FROM check_results r WHERE r.session_id = s.id), '[]'::jsonb) AS results,
+                      FROM check_results r WHERE r.session_id = s.id AND r.result_type = 'FINAL'), '[]'::jsonb) AS results,
             (SELECT max(r.stopped_at) FROM check_results r WHERE r.session_id = s.id)::text AS last_stop
      FROM check_sessions s WHERE s.id = ANY($1::uuid[]) ORDER BY s.id FOR UPDATE`,
     [sessionIds],
@@ -189,9 +203,45 @@ export async function getSessionRecord(
 
 export async function sessionRecord(db: Queryable, session: SessionRow, baseUrl: string): Promise<CheckSessionRecord> {
   const results = await db.query<ResultRow>(
+    // Attempts a retry followed (resultType ATTEMPT) are shown too, before the location's FINAL result.
     'SELECT * FROM check_results WHERE session_id = $1 ORDER BY created_at, id',
     [session.id],
   );
+  return buildSessionRecord(session, results, baseUrl);
+}
+
+/** What a session summary shows of its results: everything but the bulky detail. */
+const SUMMARY_COLUMNS = `id, session_id, check_id, check_type, run_location, result_type, has_errors, has_failures,
+  is_degraded, aborted, is_cancelled, name, response_time, status_code, timings, error, attempt, retries, started_at, stopped_at`;
+
+/** One page of a check's sessions, newest first, each with its results so far: two statements. */
+export async function listSessionRecords(
+  db: Queryable,
+  accountId: string,
+  checkId: string,
+  page: { limit: number; page: number },
+  baseUrl: string,
+): Promise<CheckSessionRecord[]> {
+  const sessions = await db.query<SessionRow>(
+    `SELECT * FROM check_sessions WHERE account_id = $1 AND check_id = $2
+     ORDER BY started_at DESC, id DESC LIMIT $3 OFFSET $4`,
+    [accountId, checkId, page.limit, (page.page - 1) * page.limit],
+  );
+  if (sessions.length === 0) return [];
+  const results = await db.query<ResultRow>(
+    `SELECT ${SUMMARY_COLUMNS} FROM check_results WHERE session_id = ANY($1::uuid[]) ORDER BY created_at, id`,
+    [sessions.map((session) => session.id)],
+  );
+  return sessions.map((session) =>
+    buildSessionRecord(
+      session,
+      results.filter((result) => result.session_id === session.id),
+      baseUrl,
+    ),
+  );
+}
+
+function buildSessionRecord(session: SessionRow, results: readonly ResultRow[], baseUrl: string): CheckSessionRecord {
   const stoppedAt = session.stopped_at;
   return {
     checkSessionId: session.id,
@@ -244,30 +294,8 @@ export function resultSummary(result: ResultRow, baseUrl: string): ResultSummary
     timings: result.timings,
     error: result.error,
     attempt: result.attempt,
+    retries: result.retries,
     startedAt: result.started_at?.toISOString() ?? null,
     stoppedAt: result.stopped_at?.toISOString() ?? null,
-  };
-}
-
-export async function getResultRecord(
-  db: Queryable,
-  accountId: string,
-  sessionId: string,
-  resultId: string,
-  baseUrl: string,
-): Promise<ResultSummary | undefined> {
-  const rows = await db.query<ResultRow>(
-    'SELECT * FROM check_results WHERE account_id = $1 AND session_id = $2 AND id = $3',
-    [accountId, sessionId, resultId],
-  );
-  const row = rows[0];
-  if (!row) return undefined;
-  return {
-    ...resultSummary(row, baseUrl),
-    checkSessionId: row.session_id,
-    assertions: row.assertions,
-    details: row.details,
-    logs: row.logs,
-    artifacts: row.artifacts,
   };
 }

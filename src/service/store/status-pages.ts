@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
+import { normalizeColors, type Branding, type Theme, type ThemeColors } from '../status-pages/branding.js';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -14,13 +15,13 @@ export interface CardInput {
   services: string[];
 }
 
-export interface StatusPageInput {
+export interface StatusPageInput extends Branding {
   name: string;
   url: string;
   cards: CardInput[];
 }
 
-export interface StatusPageRecord {
+export interface StatusPageRecord extends Branding {
   id: string;
   name: string;
   url: string;
@@ -35,6 +36,11 @@ interface PageRow {
   name: string;
   url: string;
   cards: CardInput[];
+  logo: string | null;
+  redirect_to: string | null;
+  favicon: string | null;
+  default_theme: Theme;
+  theme_colors: { light?: ThemeColors; dark?: ThemeColors };
   created_at: Date;
   updated_at: Date | null;
 }
@@ -97,17 +103,31 @@ async function pageRecord(db: Queryable, row: PageRow): Promise<StatusPageRecord
       name: card.name,
       services: card.services.filter((id) => names.has(id)).map((id) => ({ id, name: names.get(id)! })),
     })),
+    logo: row.logo,
+    redirectTo: row.redirect_to,
+    favicon: row.favicon,
+    defaultTheme: row.default_theme,
+    themeColors: { light: normalizeColors(row.theme_colors.light), dark: normalizeColors(row.theme_colors.dark) },
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at?.toISOString() ?? null,
   };
 }
 
+const brandingParams = (input: Branding) => [
+  input.logo,
+  input.redirectTo,
+  input.favicon,
+  input.defaultTheme,
+  JSON.stringify({ light: normalizeColors(input.themeColors.light), dark: normalizeColors(input.themeColors.dark) }),
+];
+
 /** Undefined when the url is taken (urls are the public address, unique in the installation). */
 export async function createPage(db: Queryable, accountId: string, input: StatusPageInput): Promise<StatusPageRecord | undefined> {
   const [row] = await db.query<PageRow>(
-    `INSERT INTO status_pages (id, account_id, name, url, cards) VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO status_pages (id, account_id, name, url, cards, logo, redirect_to, favicon, default_theme, theme_colors)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT (url) DO NOTHING RETURNING *`,
-    [randomUUID(), accountId, input.name, input.url, JSON.stringify(input.cards)],
+    [randomUUID(), accountId, input.name, input.url, JSON.stringify(input.cards), ...brandingParams(input)],
   );
   return row && pageRecord(db, row);
 }
@@ -144,8 +164,10 @@ export async function updatePage(
   let rows: PageRow[];
   try {
     rows = await db.query<PageRow>(
-      `UPDATE status_pages SET name = $3, url = $4, cards = $5, updated_at = now() WHERE account_id = $1 AND id = $2 RETURNING *`,
-      [accountId, id, input.name, input.url, JSON.stringify(input.cards)],
+      `UPDATE status_pages SET name = $3, url = $4, cards = $5, logo = $6, redirect_to = $7, favicon = $8,
+         default_theme = $9, theme_colors = $10, updated_at = now()
+       WHERE account_id = $1 AND id = $2 RETURNING *`,
+      [accountId, id, input.name, input.url, JSON.stringify(input.cards), ...brandingParams(input)],
     );
   } catch (error) {
     if ((error as { code?: string }).code === UNIQUE_VIOLATION) return { urlTaken: true };
@@ -158,4 +180,55 @@ export async function updatePage(
 export async function deletePage(db: Queryable, accountId: string, id: string): Promise<boolean> {
   const rows = await db.query('DELETE FROM status_pages WHERE account_id = $1 AND id = $2 RETURNING id', [accountId, id]);
   return rows.length > 0;
+}
+
+/** A check that opens incidents on one of the services (`triggerIncident.serviceId`): it feeds the service's uptime. */
+export interface LinkedCheck {
+  serviceId: string;
+  checkId: string;
+  tags: string[];
+}
+
+const LINKED_SERVICE = "c.definition->'triggerIncident'->>'serviceId'";
+
+export async function linkedChecks(db: Queryable, accountId: string, serviceIds: readonly string[]): Promise<LinkedCheck[]> {
+  if (serviceIds.length === 0) return [];
+  const rows = await db.query<{ service_id: string; id: string; tags: string[] }>(
+    `SELECT ${LINKED_SERVICE} AS service_id, c.id, c.tags FROM checks c
+     WHERE c.account_id = $1 AND ${LINKED_SERVICE} = ANY($2::text[]) ORDER BY c.created_at, c.id`,
+    [accountId, [...new Set(serviceIds)]],
+  );
+  return rows.map((row) => ({ serviceId: row.service_id, checkId: row.id, tags: row.tags }));
+}
+
+/** One service's runs on one UTC day: how many, and how many neither failed nor errored. */
+export interface ServiceDay {
+  serviceId: string;
+  /** YYYY-MM-DD, a UTC day. */
+  day: string;
+  runs: number;
+  passed: number;
+}
+
+/**
+ * Per service and UTC day since `from`, the results of the checks linked to
+ * it. Runs that measured nothing are left out: cancelled ones, and those the
+ * service timed out because no agent ran them. A degraded run counts as
+ * passed: the service answered.
+ */
+export async function dailyRuns(db: Queryable, accountId: string, serviceIds: readonly string[], from: Date): Promise<ServiceDay[]> {
+  if (serviceIds.length === 0) return [];
+  const rows = await db.query<{ service_id: string; day: string; runs: number; passed: number }>(
+    `SELECT ${LINKED_SERVICE} AS service_id,
+            to_char(COALESCE(r.started_at, r.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+            count(*)::int AS runs,
+            (count(*) FILTER (WHERE NOT (r.has_failures OR r.has_errors)))::int AS passed
+     FROM checks c JOIN check_results r ON r.check_id = c.id
+     WHERE c.account_id = $1 AND ${LINKED_SERVICE} = ANY($2::text[]) AND r.account_id = $1
+       AND r.created_at >= $3::timestamptz AND COALESCE(r.started_at, r.created_at) >= $3::timestamptz
+       AND NOT r.is_cancelled AND NOT r.timed_out AND r.result_type = 'FINAL'
+     GROUP BY 1, 2 ORDER BY 1, 2`,
+    [accountId, [...new Set(serviceIds)], from],
+  );
+  return rows.map((row) => ({ serviceId: row.service_id, day: row.day, runs: row.runs, passed: row.passed }));
 }

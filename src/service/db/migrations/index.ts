@@ -9,6 +9,10 @@ import * as subscriptionsAndMail from './0008-subscriptions-and-mail.js';
 import * as rootCauseAnalyses from './0009-root-cause-analyses.js';
 import * as alerts from './0010-alerts.js';
 import * as agentErrorEvents from './0011-agent-error-events.js';
+import * as jobHeartbeats from './0012-job-heartbeats.js';
+import * as resultsApi from './0013-results-api.js';
+import * as statusPageBranding from './0014-status-page-branding.js';
+import * as jobLanesAndRetries from './0015-job-lanes-and-retries.js';
 
 export interface Migration {
   name: string;
@@ -16,4 +20,4 @@ export interface Migration {
 }
 
 /** Applied in this order; a migration, once released, is never edited, only followed. */
-export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups, maintenanceWindows, statusPages, subscriptionsAndMail, rootCauseAnalyses, alerts, agentErrorEvents];
+export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups, maintenanceWindows, statusPages, subscriptionsAndMail, rootCauseAnalyses, alerts, agentErrorEvents, jobHeartbeats, resultsApi, statusPageBranding, jobLanesAndRetries];
