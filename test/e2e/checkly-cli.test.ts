@@ -1,75 +1,28 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runtimePaths } from '../../src/runtimes/installed.js';
+import { checklyCli, type CheckCli } from '../support/checkly-cli.js';
 import { startTestService, type TestService } from '../support/service.js';
 
-/**
- * The public `checkly` CLI (a devDependency) against a real Outpost service.
- * It needs Node.js >= 22.13: it runs on runtime 2026.04's Node 24, which the
- * global setup installs. CHECKLY_ENV=local makes it call CHECKLY_API_URL.
- */
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = join(ROOT, 'node_modules', 'checkly', 'bin', 'run.cjs');
-const NODE = runtimePaths('2026.04').node;
-
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
+/** The public `checkly` CLI against a real Outpost service: account, runtimes, variables and members. */
 describe('the public checkly CLI against Outpost', () => {
   let service: TestService;
   let home: string;
   let work: string;
   let ownerId: string;
 
-  /** Runs `checkly …`; never on this process's event loop, which the service needs. */
-  function checkly(args: string[], cwd = work): Promise<Outcome> {
-    return new Promise((done, fail) => {
-      const child = spawn(NODE, [CLI, ...args], {
-        cwd,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        timeout: 20_000,
-        env: {
-          PATH: process.env.PATH ?? '',
-          // Whatever it saves (switch, logout) goes here, never to the real home.
-          HOME: home,
-          XDG_CONFIG_HOME: join(home, '.config'),
-          XDG_CACHE_HOME: join(home, '.cache'),
-          CHECKLY_ENV: 'local',
-          CHECKLY_API_URL: service.url,
-          CHECKLY_API_KEY: service.apiKey,
-          CHECKLY_ACCOUNT_ID: service.accountId,
-          CHECKLY_SKIP_NEW_VERSION_CHECK: 'true',
-          NO_COLOR: '1',
-        },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('error', fail);
-      child.on('close', (code) => done({ code, stdout, stderr }));
-    });
-  }
-
-  /** Output of a command that must succeed. */
-  async function ok(args: string[], cwd?: string): Promise<string> {
-    const outcome = await checkly(args, cwd);
-    expect(outcome.code, `checkly ${args.join(' ')}\n${outcome.stdout}\n${outcome.stderr}`).toBe(0);
-    return outcome.stdout;
-  }
+  let checkly: CheckCli['run'];
+  let ok: (args: string[], cwd?: string) => Promise<string>;
 
   beforeAll(async () => {
     service = await startTestService('pglite');
     home = await mkdtemp(join(tmpdir(), 'outpost-checkly-home-'));
     work = join(home, 'project');
     await mkdir(work);
+    const runner = checklyCli(() => service, home, work);
+    checkly = runner.run;
+    ok = (args, cwd) => runner.ok(args, { cwd });
     const owner = await service.api('POST', '/v1/accounts/me/members', { email: 'olive@example.test', name: 'Olive Owner', role: 'OWNER' });
     expect(owner.status).toBe(201);
     ownerId = owner.body.id;
@@ -91,8 +44,9 @@ describe('the public checkly CLI against Outpost', () => {
     expect(whoami).toContain('Plan: Self-hosted');
     expect(switched).toContain(`Account switched to ${service.accountId}`);
 
-    const listed = JSON.parse(runtimes) as { name: string; stage: string; dependencies: Record<string, string> }[];
-    expect(listed[0]).toMatchObject({ name: '2026.04', stage: 'CURRENT' });
+    const listed = JSON.parse(runtimes) as { name: string; stage: string; nodeVersion: string; dependencies: Record<string, string> }[];
+    expect(listed[0]).toMatchObject({ name: '2026.04', stage: 'CURRENT', nodeVersion: '24.13.1' });
+    expect(listed[0]!.dependencies).not.toHaveProperty('node');
     expect(listed[0]!.dependencies['@playwright/test']).toBe('1.58.2');
 
     expect(plan).toContain('Plan: Self-hosted');

@@ -114,6 +114,13 @@ function later<T>(promise: Promise<T>): () => Promise<T> {
   };
 }
 
+/**
+ * Every run is triggered at once at one agent, beside `npx playwright test`: a run waits for a seat
+ * behind the others, so the wait is the check's own 240 s limit plus its queueing, not a speed target.
+ */
+const RUN_WAIT_MS = 300_000;
+const TEST_TIMEOUT_MS = RUN_WAIT_MS + 30_000;
+
 interface CheckRun {
   session: any;
   detail: any;
@@ -228,7 +235,7 @@ describe.skipIf(!existsSync(CHROMIUM))('public Playwright example specs: npx pla
           privateLocations: [location.slugName],
         });
         expect(created.status, JSON.stringify(created.body)).toBe(201);
-        return runToFinal(service, created.body.id, 150_000);
+        return runToFinal(service, created.body.id, RUN_WAIT_MS);
       })(),
     );
     stockSuite = later(
@@ -241,7 +248,7 @@ describe.skipIf(!existsSync(CHROMIUM))('public Playwright example specs: npx pla
         });
         expect(created.status, JSON.stringify(created.body)).toBe(201);
         const started = performance.now();
-        const run = await runToFinal(service, created.body.id, 150_000);
+        const run = await runToFinal(service, created.body.id, RUN_WAIT_MS);
         return { ...run, seconds: (performance.now() - started) / 1000 };
       })(),
     );
@@ -261,7 +268,7 @@ describe.skipIf(!existsSync(CHROMIUM))('public Playwright example specs: npx pla
           }),
         );
         // Triggered together: the agent runs them as its seats free up.
-        return new Map(await Promise.all(created.map(async ([key, id]) => [key, await runToFinal(service, id, 120_000)] as const)));
+        return new Map(await Promise.all(created.map(async ([key, id]) => [key, await runToFinal(service, id, RUN_WAIT_MS)] as const)));
       })(),
     );
     npx = later(
@@ -284,7 +291,7 @@ describe.skipIf(!existsSync(CHROMIUM))('public Playwright example specs: npx pla
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  it('npx playwright test: every test passes against the working stand-ins, and the expected ones fail against the broken', { timeout: 120_000 }, async () => {
+  it('npx playwright test: every test passes against the working stand-ins, and the expected ones fail against the broken', { timeout: TEST_TIMEOUT_MS }, async () => {
     const { outcomes, exitCode, screenshot } = await npx();
     expect(outcomes).toEqual(EXPECTED);
     expect(exitCode).toBe(1);
@@ -293,7 +300,7 @@ describe.skipIf(!existsSync(CHROMIUM))('public Playwright example specs: npx pla
     for (const site of sites) expect(site.requests).toContain('/');
   });
 
-  it('each spec as a browser check: the same outcome, test by test, and the check fails exactly when a test does', { timeout: 120_000 }, async () => {
+  it('each spec as a browser check: the same outcome, test by test, and the check fails exactly when a test does', { timeout: TEST_TIMEOUT_MS }, async () => {
     const { outcomes } = await npx();
     const runs = await browserChecks();
     const seen: Outcomes = {};
@@ -311,7 +318,7 @@ describe.skipIf(!existsSync(CHROMIUM))('public Playwright example specs: npx pla
     expect(seen).toEqual(outcomes);
   });
 
-  it('the browser check keeps the screenshot the spec saved (homepage.jpg) when the page passed', { timeout: 120_000 }, async () => {
+  it('the browser check keeps the screenshot the spec saved (homepage.jpg) when the page passed', { timeout: TEST_TIMEOUT_MS }, async () => {
     const runs = await browserChecks();
     const screenshots = (key: string) =>
       runs.get(key)!.detail.artifacts.filter((artifact: { name: string }) => /^homepage-\d+\.jpg$/.test(artifact.name));
@@ -320,7 +327,7 @@ describe.skipIf(!existsSync(CHROMIUM))('public Playwright example specs: npx pla
     expect(screenshots('broken › homepage.spec.ts')).toEqual([]);
   });
 
-  it('all specs as one Playwright check suite: the same outcome, test by test', { timeout: 180_000 }, async () => {
+  it('all specs as one Playwright check suite: the same outcome, test by test', { timeout: TEST_TIMEOUT_MS }, async () => {
     const { outcomes } = await npx();
     const { session, detail } = await suite();
     expect(session.status, JSON.stringify(detail.error)).toBe('FAILED');
@@ -329,7 +336,7 @@ describe.skipIf(!existsSync(CHROMIUM))('public Playwright example specs: npx pla
     expect(Object.fromEntries(tests.map((test) => [`${test.project} › ${basename(test.file)} › ${test.title}`, test.status]))).toEqual(outcomes);
   });
 
-  it('a stock `npm init playwright` project: Chromium passes, Firefox and WebKit fail at once naming their project', { timeout: 180_000 }, async () => {
+  it('a stock `npm init playwright` project: Chromium passes, Firefox and WebKit fail at once naming their project', { timeout: TEST_TIMEOUT_MS }, async () => {
     const { session, detail, seconds } = await stockSuite();
     // A hang would wait out Playwright's launch timeout per test, and the run's own limit.
     console.log(`stock npm init playwright project: ${seconds.toFixed(1)} s from trigger to result`);

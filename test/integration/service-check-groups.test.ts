@@ -71,6 +71,7 @@ describe.each(DB_KINDS)('check groups (%s)', (kind) => {
         localSetupScript: null,
         localTearDownScript: null,
         runtimeId: null,
+        playwrightConfig: null,
         privateLocations: [],
         retryStrategy: 'FALLBACK',
         runParallel: false,
@@ -113,6 +114,7 @@ describe.each(DB_KINDS)('check groups (%s)', (kind) => {
         localSetupScript: 'request.headers["x-a"] = "1";',
         localTearDownScript: 'console.log(response.statusCode);',
         runtimeId: '2025.04',
+        playwrightConfig: { use: { baseURL: 'https://shop.example.test', viewport: { width: 1280, height: 720 } }, expect: { timeout: 5000 } },
         privateLocations: [slugName],
         retryStrategy: { baseBackoffSeconds: 30, sameRegion: true, maxRetries: 2, maxDurationSeconds: 600, onlyOn: [] },
         runParallel: true,
@@ -299,6 +301,27 @@ describe.each(DB_KINDS)('check groups (%s)', (kind) => {
       await call('PUT', `/v1/checks/multistep/${member.id}`, { runtimeId: '2026.04' });
       await call('POST', '/v2/check-sessions/trigger', { target: { checkId: [member.id] } });
       expect((await atGroup.claimOne()).runtimeId).toBe('2026.04');
+    });
+
+    it("gives its multi-step checks that set none the group's Playwright config, whole; a check's own replaces it", async () => {
+      const { call, location, group, check } = await freshAccount();
+      const { slugName, rawKey } = await location();
+      const groupConfig = { use: { baseURL: 'http://127.0.0.1:9/group', locale: 'de-DE' }, timeout: 30_000 };
+      const g = await group({ playwrightConfig: groupConfig });
+      expect(g.playwrightConfig).toEqual(groupConfig);
+      const plain = await check({ groupId: g.id, privateLocations: [slugName] });
+      const own = await check({ groupId: g.id, privateLocations: [slugName], playwrightConfig: { use: { baseURL: 'http://127.0.0.1:9/own' } } });
+      const agent = await new ManualAgent(service, rawKey).connect(SCRIPT_AGENT);
+
+      await call('POST', '/v2/check-sessions/trigger', { target: { checkId: [plain.id] } });
+      expect((await agent.claimOne()).settings).toMatchObject({ playwrightConfig: groupConfig });
+      await call('POST', '/v2/check-sessions/trigger', { target: { checkId: [own.id] } });
+      expect((await agent.claimOne()).settings.playwrightConfig).toEqual({ use: { baseURL: 'http://127.0.0.1:9/own' } });
+
+      // Without the group's, a check that sets none runs with none.
+      expect((await call('PUT', `/v2/check-groups/${g.id}`, { playwrightConfig: null })).status).toBe(200);
+      await call('POST', '/v2/check-sessions/trigger', { target: { checkId: [plain.id] } });
+      expect((await agent.claimOne()).settings).not.toHaveProperty('playwrightConfig');
     });
 
     it('does not schedule the checks of a deactivated group, and runs them once it is switched on', async () => {

@@ -9,6 +9,7 @@ import {
   type EnvironmentVariable,
 } from '../check-types/environment-variables.js';
 import { listOrNull, orNull } from '../check-types/script-check-fields.js';
+import { PlaywrightCheckConfigSchema, type PlaywrightCheckConfig } from '../../protocol/playwright-config.js';
 import { LocationSchema, RuntimeIdSchema } from '../schemas/common.js';
 
 /** Checks a group run starts at once, at most: the bound the spec shows without naming its field. */
@@ -68,6 +69,9 @@ export const GroupCreateSchema = Type.Object({
   localSetupScript: orNull(Type.String({ maxLength: MAX_SCRIPT_CHARS })),
   localTearDownScript: orNull(Type.String({ maxLength: MAX_SCRIPT_CHARS })),
   runtimeId: orNull(RuntimeIdSchema, { description: 'Runtime of the group\'s checks that name none' }),
+  playwrightConfig: orNull(PlaywrightCheckConfigSchema, {
+    description: "Playwright configuration of the group's multi-step and browser checks that set none (a check's own replaces it whole)",
+  }),
   privateLocations: listOrNull(Type.String({ maxLength: 50 }), { uniqueItems: true }),
   retryStrategy: Type.Optional(
     Type.Union([RetryStrategySchema, Type.Literal('FALLBACK'), Type.Null()], {
@@ -91,6 +95,8 @@ export interface GroupDefinition {
   privateLocations: string[];
   environmentVariables: EnvironmentVariable[];
   runtimeId: string | null;
+  /** Absent from groups stored before the field existed. */
+  playwrightConfig?: PlaywrightCheckConfig | null;
   [field: string]: unknown;
 }
 

@@ -140,14 +140,16 @@ export const multiStepCheck: CheckTypeDefinition = {
     if (runtime) problems.runtimeId = runtime;
     return problems;
   },
-  jobSpec: (definition) => {
+  jobSpec: (definition, group) => {
     const check = multiStep(definition);
+    // As the comparable product's CLI resolves it: the check's own config, else its group's, whole.
+    const playwrightConfig = check.playwrightConfig ?? group?.playwrightConfig ?? null;
     const settings: MultiStepSettings = {
       script: check.script,
       ...(check.scriptPath ? { scriptPath: check.scriptPath } : {}),
       dependencies: check.dependencies.map(({ path, content }) => ({ path, content })),
       shouldFail: check.shouldFail,
-      ...(check.playwrightConfig ? { playwrightConfig: check.playwrightConfig } : {}),
+      ...(playwrightConfig ? { playwrightConfig } : {}),
     };
     return {
       settings,

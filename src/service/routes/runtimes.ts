@@ -1,6 +1,8 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { findRuntime, RUNTIME_STAGES, runtimeCatalog, type RuntimeRecord } from '../../runtimes/catalog.js';
+import { speaksChecklyDialect } from '../auth.js';
 import { sendError } from '../http-errors.js';
 import { ErrorA } from '../schemas/common.js';
 
@@ -16,9 +18,13 @@ const Runtime = Type.Object({
   description: Type.String(),
 });
 
-/** The public face of a record: whether this service's own disk could install it is nobody's business. */
-function present(runtime: RuntimeRecord) {
-  const { name, multiStepSupport, nodeJsVersion, dependencies, stage, runtimeEndOfLife, description } = runtime;
+/**
+ * The public face of a record: whether this service's own disk could install it is nobody's business.
+ * The public checkly CLI reads a runtime's Node.js version from a `node` entry among its dependencies.
+ */
+function present(runtime: RuntimeRecord, request: FastifyRequest) {
+  const { name, multiStepSupport, nodeJsVersion, stage, runtimeEndOfLife, description } = runtime;
+  const dependencies = speaksChecklyDialect(request) && nodeJsVersion ? { node: nodeJsVersion, ...runtime.dependencies } : runtime.dependencies;
   return { name, multiStepSupport, nodeJsVersion, dependencies, stage, runtimeEndOfLife, description };
 }
 
@@ -27,7 +33,7 @@ export const runtimeRoutes = (): FastifyPluginAsyncTypebox => async (app) => {
   app.get(
     '/v1/runtimes',
     { schema: { tags, summary: 'List the runtimes', response: { 200: Type.Array(Runtime) } } },
-    async () => runtimeCatalog().map(present),
+    async (request) => runtimeCatalog().map((runtime) => present(runtime, request)),
   );
 
   app.get(
@@ -43,7 +49,7 @@ export const runtimeRoutes = (): FastifyPluginAsyncTypebox => async (app) => {
     },
     async (request, reply) => {
       const runtime = findRuntime(request.params.id);
-      return runtime ? present(runtime) : sendError(reply, 404, `Runtime "${request.params.id}" not found`);
+      return runtime ? present(runtime, request) : sendError(reply, 404, `Runtime "${request.params.id}" not found`);
     },
   );
 };
