@@ -7,7 +7,6 @@ import { MAX_JOBS_PER_CALL, type HelloRequest, type Job, type Result } from '../
 import { laneOfJob } from '../protocol/api-settings.js';
 import type { Lane } from '../protocol/lanes.js';
 import { VERSION } from '../version.js';
-import { sleep, within } from './backoff.js';
 import type { AgentConfig } from './config.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './embedded-redis.js';
 import { startHealthServer } from './health-server.js';
@@ -15,6 +14,7 @@ import { AgentMetrics, type AgentState } from './metrics.js';
 import { startHousekeeping, type Housekeeping } from './housekeeping/housekeeping.js';
 import { claimRoom } from './claim-room.js';
 import { JobSupervisor, type StopReason } from './job-supervisor.js';
+import { shutDown } from './shutdown.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Poller } from './poller.js';
 import { RedisWatch } from './redis-watch.js';
@@ -296,53 +296,35 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      // Everything below fits in the grace period, whatever the service, Redis or the jobs do.
-      const deadline = Date.now() + config.shutdownGraceMs;
-      const left = () => Math.max(0, deadline - Date.now());
-      // A goodbye gets a second even when the grace period is spent: it saves the other agents a lease of waiting.
-      const bounded = (ms: number) => AbortSignal.timeout(Math.max(1000, Math.min(ms, left())));
       readiness.stopping();
-      logger.info({ graceMs: config.shutdownGraceMs }, 'shutting down: no new jobs; running jobs may finish');
-      pollAbort.abort();
-      await within(Math.min(2000, left()), polling);
-      await within(Math.min(2000, left()), Promise.all([lanes.uptime.pause(), lanes.script.pause()]));
-      // What has not started goes back at once, and so does whatever a claim
-      // this agent stopped waiting for had leased: goodbye releases every job
-      // of this agent's but the running ones.
-      const waiting = supervisor.takeWaiting();
-      void forget(waiting);
-      const running = supervisor.ids().started;
-      const released = await client.goodbye(agentId, running, 'agent shutting down', bounded(3000)).catch(() => undefined);
-      if (released !== undefined) logger.info({ released, running: running.length }, `released ${released} jobs that had not started`);
-      else if (waiting.length > 0) logger.warn({ jobs: waiting.length }, `the service did not take back ${waiting.length} waiting jobs; they go back at lease expiry`);
-      // Running jobs may finish within the grace period, less what the last steps need.
-      const reserve = Math.min(3000, config.shutdownGraceMs / 4);
-      const drained = await waitUntil(() => supervisor.count('running') === 0, left() - reserve);
-      if (!drained) {
-        const stopped = supervisor.stopRunning('shutdown');
-        logger.warn({ jobs: stopped }, `grace period over: stopping ${stopped} running jobs; the service offers them again`);
-        await waitUntil(() => supervisor.count('running') === 0, Math.min(2000, left()));
-      }
-      await reporter.flush(Math.min(left(), 10_000));
-      // Jobs stopped, and results the service did not take: offered again now, not at lease expiry.
-      const unfinished = supervisor.ids();
-      const said = await client.goodbye(agentId, [], 'agent stopped', bounded(2000)).catch(() => undefined);
-      if (said === undefined && unfinished.started.length + unfinished.waiting.length > 0) {
-        logger.warn(
-          { jobs: unfinished.started.length + unfinished.waiting.length },
-          `the service did not answer the goodbye; jobs of this agent's go back at lease expiry (${leaseMs / 1000} s)`,
-        );
-      }
-      redisWatch.stop();
-      await leases.stop();
-      await within(2000, housekeeping.stop());
-      await within(5000, scripts?.stop() ?? Promise.resolve());
-      await within(2000, probes.close());
-      await within(2000, Promise.all([lanes.uptime.close(), lanes.script.close()]));
-      redis.disconnect();
-      await within(2000, embedded?.stop() ?? Promise.resolve());
-      await within(1000, client.close());
-      await health.close();
+      await shutDown(
+        {
+          graceMs: config.shutdownGraceMs,
+          logger,
+          supervisor,
+          stopClaiming: () => {
+            pollAbort.abort();
+            return polling;
+          },
+          pauseLanes: () => Promise.all([lanes.uptime.pause(), lanes.script.pause()]),
+          forget,
+          goodbye: (running, reason, signal) => client.goodbye(agentId, running, reason, signal),
+          flushResults: (ms) => reporter.flush(ms),
+          leaseSeconds: () => leaseMs / 1000,
+        },
+        [
+          { close: () => redisWatch.stop(), withinMs: 1000 },
+          { close: () => leases.stop(), withinMs: 2000 },
+          { close: () => housekeeping.stop(), withinMs: 2000 },
+          { close: () => scripts?.stop(), withinMs: 5000 },
+          { close: () => probes.close(), withinMs: 2000 },
+          { close: () => Promise.all([lanes.uptime.close(), lanes.script.close()]), withinMs: 2000 },
+          { close: () => redis.disconnect(), withinMs: 1000 },
+          { close: () => embedded?.stop(), withinMs: 2000 },
+          { close: () => client.close(), withinMs: 1000 },
+          { close: () => health.close(), withinMs: 2000 },
+        ],
+      );
       logger.info('agent stopped');
       await errors.close(2000);
     })());
@@ -425,15 +407,6 @@ async function waitForRedis(redis: Redis, url: string | undefined, readiness: Re
   if (said) logger.info(`${where} is reachable again`);
   readiness.setRedisProblem(undefined);
   readiness.set('starting', 'connecting to the service');
-}
-
-async function waitUntil(condition: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() >= deadline) return false;
-    await sleep(Math.min(50, deadline - Date.now()));
-  }
-  return true;
 }
 
 function redisName(url: string | undefined): string {
