@@ -290,6 +290,7 @@ async function startAll(configuration: HostileConfiguration, prepared: Prepared,
   await agent.waitForEntry((entry) => messageOf(entry).includes('script isolation:'), 60_000, 'its script isolation');
   await poll(async () => ((await agent.health('/-/readiness')) === 200 ? true : undefined), 60_000, () => `the agent ready; it said:\n${agent.tail()}`);
 
+  const kit = readFileSync(join(FIXTURES, 'attacker-kit.js'), 'utf8');
   for (const name of [...ATTACKS.map((attack) => attack.fixture), 'canary']) {
     const secret = `chk-${randomBytes(12).toString('hex')}`;
     const created = await service.api('POST', '/v1/checks/multistep', {
@@ -299,6 +300,8 @@ async function startAll(configuration: HostileConfiguration, prepared: Prepared,
       privateLocations: [harness.slug],
       runtimeId: RUNTIME_ID,
       script: readFileSync(join(FIXTURES, `${name}.spec.js`), 'utf8'),
+      // The kit the attacks share, beside each as a script's own helper module would be.
+      dependencies: [{ path: 'attacker-kit.js', content: kit }],
       environmentVariables: [
         { key: 'ATTACK', value: name },
         { key: 'ATTACKER_URL', value: attacker.url },
