@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../../logging.js';
+import { claimDueMail, insertOutboxMails, markMailFailed, markMailSent } from '../store/email-outbox.js';
 import type { Mailer } from './mailer.js';
 
 export interface OutgoingMail {
@@ -20,26 +21,17 @@ const CLAIM_SECONDS = 300;
 /** Written in the caller's transaction: the e-mail exists exactly when what caused it does. */
 export async function enqueueMail(tx: Queryable, mails: readonly OutgoingMail[]): Promise<void> {
   if (mails.length === 0) return;
-  await tx.query(
-    `INSERT INTO email_outbox (id, account_id, kind, recipient, subject, body)
-     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])`,
-    [
-      mails.map(() => randomUUID()),
-      mails.map((mail) => mail.accountId),
-      mails.map((mail) => mail.kind),
-      mails.map((mail) => mail.to),
-      mails.map((mail) => mail.subject),
-      mails.map((mail) => mail.text),
-    ],
+  await insertOutboxMails(
+    tx,
+    mails.map((mail) => ({
+      id: randomUUID(),
+      accountId: mail.accountId,
+      kind: mail.kind,
+      recipient: mail.to,
+      subject: mail.subject,
+      body: mail.text,
+    })),
   );
-}
-
-interface OutboxRow {
-  id: string;
-  recipient: string;
-  subject: string;
-  body: string;
-  attempts: number;
 }
 
 /**
@@ -56,26 +48,15 @@ export async function deliverDueMail(
   retryBaseMs: number,
   batch = 20,
 ): Promise<number> {
-  const due = await db.query<OutboxRow>(
-    `UPDATE email_outbox SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $2)
-     WHERE id IN (SELECT id FROM email_outbox WHERE state = 'pending' AND next_attempt_at <= now()
-                  ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-     RETURNING id, recipient, subject, body, attempts`,
-    [batch, CLAIM_SECONDS],
-  );
+  const due = await claimDueMail(db, batch, CLAIM_SECONDS);
   for (const mail of due) {
     try {
       await mailer.send({ to: mail.recipient, subject: mail.subject, text: mail.body });
-      await db.query("UPDATE email_outbox SET state = 'sent', sent_at = now(), last_error = NULL WHERE id = $1", [mail.id]);
+      await markMailSent(db, mail.id);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const last = mail.attempts >= MAX_ATTEMPTS;
-      await db.query(
-        `UPDATE email_outbox SET last_error = $2, state = CASE WHEN $3 THEN 'failed' ELSE 'pending' END,
-           next_attempt_at = now() + make_interval(secs => $4)
-         WHERE id = $1`,
-        [mail.id, message, last, (retryBaseMs * 2 ** (mail.attempts - 1)) / 1000],
-      );
+      await markMailFailed(db, mail.id, message, last, (retryBaseMs * 2 ** (mail.attempts - 1)) / 1000);
       logger.warn({ mailId: mail.id, attempt: mail.attempts, err: message }, last ? 'e-mail given up' : 'e-mail failed; will retry');
     }
   }

@@ -27,7 +27,8 @@ import type { ServiceContext } from '../context.js';
 import { sendErrorA, sendErrorB } from '../http-errors.js';
 import { waitForJobs } from '../long-poll.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
-import { claimJobs, extendLease, recordResults, releaseJobs, renewLeases, sayGoodbye } from '../store/jobs.js';
+import { upsertArtifact } from '../store/artifacts.js';
+import { claimJobs, extendLease, isJobAtLocation, recordResults, releaseJobs, renewLeases, sayGoodbye } from '../store/jobs.js';
 import { recordAgent, touchAgent } from '../store/private-locations.js';
 import { acceptRawBodies } from '../raw-bodies.js';
 
@@ -260,11 +261,7 @@ export const agentRoutes =
             return sendErrorA(reply, 413, `Artifacts are limited to ${MAX_ARTIFACT_BYTES} bytes`);
           }
           const { jobId, name } = request.params;
-          const [job] = await ctx.db.query<{ id: string }>(
-            'SELECT id FROM jobs WHERE id = $1 AND private_location_id = $2',
-            [jobId, request.privateLocation.id],
-          );
-          if (!job) return sendErrorA(reply, 404, 'Job not found at this private location');
+          if (!(await isJobAtLocation(ctx.db, jobId, request.privateLocation.id))) return sendErrorA(reply, 404, 'Job not found at this private location');
           const id = randomUUID();
           try {
             const stored = await storeArtifact(
@@ -274,12 +271,14 @@ export const agentRoutes =
               name,
               MAX_ARTIFACT_BYTES,
             );
-            await ctx.db.query(
-              `INSERT INTO artifacts (id, job_id, name, content_type, size, path) VALUES ($1, $2, $3, $4, $5, $6)
-               ON CONFLICT (job_id, name) DO UPDATE SET content_type = EXCLUDED.content_type,
-                 size = EXCLUDED.size, path = EXCLUDED.path, created_at = now()`,
-              [id, jobId, name, request.headers['content-type'] ?? 'application/octet-stream', stored.size, stored.path],
-            );
+            await upsertArtifact(ctx.db, {
+              id,
+              jobId,
+              name,
+              contentType: request.headers['content-type'] ?? 'application/octet-stream',
+              size: stored.size,
+              path: stored.path,
+            });
             return reply.code(201).send({ name, size: stored.size });
           } catch (error) {
             if (error instanceof ArtifactTooLargeError) {

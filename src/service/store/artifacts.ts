@@ -15,3 +15,22 @@ export async function getArtifact(db: Queryable, id: string): Promise<ArtifactRo
   const [row] = await db.query<ArtifactRow>('SELECT * FROM artifacts WHERE id = $1', [id]);
   return row;
 }
+
+export interface UploadedArtifact {
+  id: string;
+  jobId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  path: string;
+}
+
+/** Records an upload; an upload under a name the job already has replaces it (the id stays the first one's). */
+export async function upsertArtifact(db: Queryable, artifact: UploadedArtifact): Promise<void> {
+  await db.query(
+    `INSERT INTO artifacts (id, job_id, name, content_type, size, path) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (job_id, name) DO UPDATE SET content_type = EXCLUDED.content_type,
+       size = EXCLUDED.size, path = EXCLUDED.path, created_at = now()`,
+    [artifact.id, artifact.jobId, artifact.name, artifact.contentType, artifact.size, artifact.path],
+  );
+}

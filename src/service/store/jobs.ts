@@ -653,3 +653,12 @@ async function insertResults(tx: Queryable, rows: readonly ResultInsert[]): Prom
     [JSON.stringify(records)],
   );
 }
+
+/** Whether the job exists and is one of this private location's. */
+export async function isJobAtLocation(db: Queryable, jobId: string, privateLocationId: string): Promise<boolean> {
+  const [job] = await db.query<{ id: string }>('SELECT id FROM jobs WHERE id = $1 AND private_location_id = $2', [
+    jobId,
+    privateLocationId,
+  ]);
+  return job !== undefined;
+}
