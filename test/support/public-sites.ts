@@ -5,8 +5,9 @@
  * - playwright.dev (create-playwright's `example.spec.ts`/`.js`): a home page
  *   whose title contains "Playwright", with a "Get started" link to a docs
  *   page whose heading is "Installation";
- * - the Danube WebShop (checkly's onboarding `homepage.spec.ts`): a home page
- *   titled "Danube WebShop".
+ * - the Danube WebShop (checkly's onboarding `homepage.spec.ts` and its
+ *   example projects' specs): a home page titled "Danube WebShop" with a
+ *   small catalogue to browse, search and put in a cart.
  *
  * Each takes a `broken` option that makes some of those specs' tests fail the
  * way a broken site would, so that a comparison of outcomes covers failures.
@@ -59,19 +60,88 @@ export function startPlaywrightDev(options: { broken?: PlaywrightDevBreak } = {}
   });
 }
 
+/**
+ * The shop's books: enough of the Danube WebShop's catalogue for checkly's
+ * example specs (browse a category, search an author, put a book in the cart).
+ */
+const BOOKS = [
+  { title: 'Haben oder haben', author: 'Herman Moulson', genre: 'Crime' },
+  { title: 'Parry Hotter', author: 'J/K Rowlin', genre: 'Fantasy' },
+  { title: 'The Pickled Lynx', author: 'Ester Nomad', genre: 'Fantasy' },
+  { title: 'The Sitting', author: 'Stephen Queen', genre: 'Horror' },
+  { title: 'The Nightmare Cellar', author: 'Ann Wretched', genre: 'Horror' },
+  { title: 'Laughterhouse-Five', author: 'Truk Tugennov', genre: 'Sci-Fi' },
+  { title: 'The Foreigner', author: 'Louis Camu', genre: 'Romance' },
+];
+
+/**
+ * The shop as one page: a header with the search box, its "Search" button and
+ * "Log in" (a dialog with Email and Password); the categories as links; the
+ * home view with its "SPECIAL OFFER: 20% OFF BOOKS" banner and every book;
+ * a category's books; search results as one types (or on "Search"); a book's
+ * page with "Add to cart"; the cart ("Your Shopping Cart", one list item a
+ * book, the total, "Checkout"). Each book is a `.preview`, as on the real shop.
+ */
+const SHOP_SCRIPT = `
+const BOOKS = ${JSON.stringify(BOOKS)};
+const main = document.querySelector('main');
+const search = document.querySelector('header input');
+const cart = [];
+const h = (tag, text, props = {}) => Object.assign(document.createElement(tag), { textContent: text ?? '' }, props);
+function previews(books) {
+  return books.map((book) => {
+    const card = h('div', null, { className: 'preview' });
+    card.append(h('div', book.title, { className: 'preview-title' }), h('div', book.author, { className: 'preview-author' }), h('div', '9.95 €'));
+    card.addEventListener('click', () => showBook(book));
+    return card;
+  });
+}
+function showHome() {
+  main.replaceChildren(h('h2', 'SPECIAL OFFER: 20% OFF BOOKS'), ...previews(BOOKS));
+}
+function showGenre(genre) {
+  main.replaceChildren(h('h2', genre), ...previews(BOOKS.filter((book) => book.genre === genre)));
+}
+function showResults() {
+  const query = search.value.trim().toLowerCase();
+  const found = BOOKS.filter((book) => book.title.toLowerCase().includes(query) || book.author.toLowerCase().includes(query));
+  main.replaceChildren(h('h2', 'Search results'), ...(found.length ? previews(found) : [h('p', 'No books found')]));
+}
+function showBook(book) {
+  const add = h('button', 'Add to cart');
+  add.addEventListener('click', () => { cart.push(book); showCart(); });
+  main.replaceChildren(h('h2', book.title), h('p', 'by ' + book.author), h('p', '9.95 €'), add);
+}
+function showCart() {
+  const list = h('ul');
+  list.append(...cart.map((book) => h('li', book.title + ' – 9.95 €')));
+  main.replaceChildren(h('h2', 'Your Shopping Cart'), list, h('p', 'Total: ' + (cart.length * 9.95).toFixed(2) + ' €'), h('button', 'Checkout'));
+}
+function showLogin() {
+  const dialog = h('form', null, { className: 'login' });
+  dialog.append(h('input', null, { type: 'email', placeholder: 'Email' }), h('input', null, { type: 'password', placeholder: 'Password' }), h('button', 'Sign in', { type: 'submit' }));
+  dialog.addEventListener('submit', (event) => { event.preventDefault(); dialog.remove(); });
+  document.body.append(dialog);
+}
+search.addEventListener('input', showResults);
+document.getElementById('search').addEventListener('click', showResults);
+document.getElementById('login').addEventListener('click', showLogin);
+for (const link of document.querySelectorAll('nav a')) link.addEventListener('click', (event) => { event.preventDefault(); showGenre(link.textContent); });
+showHome();
+`;
+
 export function startWebShop(options: { broken?: WebShopBreak } = {}): Promise<PublicSite> {
   const title = options.broken === 'title' ? 'Tiber Books' : 'Danube WebShop';
+  const genres = [...new Set(BOOKS.map((book) => book.genre))];
   return startSite({
     '/': {
       status: options.broken === 'status' ? 500 : 200,
       html: page(
         title,
-        `<header><h1>${title}</h1><input aria-label="Search" placeholder="Search"></header>
-         <main><ul class="preview">
-           <li><a href="/books/1">Haben oder haben</a> <span>9.95 €</span></li>
-           <li><a href="/books/2">Parry Hotter</a> <span>9.95 €</span></li>
-           <li><a href="/books/3">The Foreigner</a> <span>9.95 €</span></li>
-         </ul></main>`,
+        `<header><h1>${title}</h1><input aria-label="Search" placeholder="Search"> <button id="search">Search</button> <button id="login">Log in</button></header>
+         <nav>${genres.map((genre) => `<a href="#${genre}">${genre}</a>`).join(' ')}</nav>
+         <main></main>
+         <script>${SHOP_SCRIPT}</script>`,
       ),
     },
   });
