@@ -23,16 +23,19 @@ import { checkGroupRoutes } from './routes/check-groups.js';
 import { checkSessionRoutes } from './routes/check-sessions.js';
 import { checkResultRoutes } from './routes/check-results.js';
 import { checkStatusRoutes } from './routes/check-statuses.js';
+import { errorGroupRoutes } from './routes/error-groups.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { checkRoutes } from './routes/checks.js';
 import { dashboardRoutes } from './dashboard.js';
 import { agentCodeBundleRoutes, codeBundleRoutes } from './routes/code-bundles.js';
 import { registerRateLimit } from './rate-limit.js';
 import { privateLocationRoutes } from './routes/private-locations.js';
+import { projectRoutes } from './routes/projects.js';
 import { publicStatusRoutes } from './routes/public-status.js';
 import { rootCauseAnalysisRoutes } from './routes/root-cause-analyses.js';
 import { runtimeRoutes } from './routes/runtimes.js';
 import { statusPageRoutes } from './routes/status-pages.js';
+import { testSessionRoutes } from './routes/test-sessions.js';
 import { variableRoutes } from './routes/variables.js';
 import { validatorCompiler } from './validation.js';
 
@@ -151,6 +154,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(checkSessionRoutes(ctx));
     await user.register(checkResultRoutes(ctx));
     await user.register(checkStatusRoutes(ctx));
+    await user.register(errorGroupRoutes(ctx));
     await user.register(analyticsRoutes(ctx));
     await user.register(runtimeRoutes());
     await user.register(codeBundleRoutes(ctx));
@@ -162,6 +166,8 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     await user.register(statusPageRoutes(ctx));
     await user.register(rootCauseAnalysisRoutes(ctx));
     await user.register(alertChannelRoutes(ctx));
+    await user.register(projectRoutes(ctx));
+    await user.register(testSessionRoutes(ctx));
   });
 
   await app.register(publicStatusRoutes(ctx));

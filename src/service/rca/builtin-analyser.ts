@@ -22,12 +22,16 @@ const median = (values: number[]) => {
   return sorted.length === 0 ? undefined : sorted[Math.floor(sorted.length / 2)];
 };
 
-/** The phase that took most of the time, by median over the results that have timings. */
+/**
+ * The phase that took most of the time, by median over the results that have
+ * timings. None when no phase took any time: a connection refused at once
+ * has a slowest phase of 0 ms, which says nothing.
+ */
 function slowestPhase(results: readonly FailedResult[]): { phase: (typeof PHASES)[number]; ms: number } | undefined {
   let slowest: { phase: (typeof PHASES)[number]; ms: number } | undefined;
   for (const phase of PHASES) {
     const ms = median(results.map((result) => result.timings?.[phase]).filter((value): value is number => typeof value === 'number'));
-    if (ms !== undefined && (!slowest || ms > slowest.ms)) slowest = { phase, ms };
+    if (ms !== undefined && ms > 0 && (!slowest || ms > slowest.ms)) slowest = { phase, ms };
   }
   return slowest;
 }

@@ -9,6 +9,8 @@ export interface AnalysisInput {
   results: FailedResult[];
   /** When the check last passed before the group's first failure, if it did in the window looked at. */
   lastPassedAt: string | null;
+  /** What the person who asked for the analysis added, for a model to take into account. */
+  userContext?: string;
 }
 
 export const AnalysisSchema = Type.Object({

@@ -1,12 +1,17 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { CHANNEL_TYPES, parseChannelConfig } from '../alerts/channel-config.js';
+import { ChecklyChannelSchema, checklyChannel, contentRange } from '../alerts/checkly-dialect.js';
+import { speaksChecklyDialect } from '../auth.js';
 import { AlertSettingsSchema } from '../check-types/alert-fields.js';
 import type { ServiceContext } from '../context.js';
 import { sendError, sendInvalidBody } from '../http-errors.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import {
   accountAlertSettings,
+  channelSubscribers,
+  countChannels,
   createChannel,
   deleteChannel,
   getChannel,
@@ -16,7 +21,9 @@ import {
   updateChannel,
   type AlertSettings,
   type ChannelInput,
+  type ChannelRecord,
 } from '../store/alert-channels.js';
+import { alertNotificationRoutes } from './alert-notifications.js';
 
 const tags = ['Alert channels'];
 const ChannelId = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
@@ -41,6 +48,10 @@ const ChannelRecord = Type.Object({
   autoSubscribe: Type.Boolean(),
   created_at: Type.String(),
   updated_at: Type.Union([Type.String(), Type.Null()]),
+});
+const ListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'A page of this many; all of them without it' })),
+  page: Type.Optional(Type.Integer({ minimum: 1, description: 'With limit: which page, from 1' })),
 });
 const NewChannel = Type.Object({
   ...ChannelRecord.properties,
@@ -70,6 +81,8 @@ const SettingsRecord = Type.Object({
 export const alertChannelRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
   async (app) => {
+    await app.register(alertNotificationRoutes(ctx));
+
     const input = (body: {
       type: ChannelInput['type'];
       config: Record<string, unknown>;
@@ -102,17 +115,52 @@ export const alertChannelRoutes =
       },
     );
 
+    /** What the caller reads: a caller speaking the Checkly dialect also learns who subscribes to each channel. */
+    const shown = async (request: FastifyRequest, channels: ChannelRecord[]) => {
+      if (!speaksChecklyDialect(request)) return channels;
+      const subscribers = await channelSubscribers(ctx.db, request.accountId, channels.map((channel) => channel.id));
+      return channels.map((channel) => checklyChannel(channel, subscribers));
+    };
+
     app.get(
       '/v1/alert-channels',
-      { schema: { tags, summary: 'List alert channels', response: { 200: Type.Array(ChannelRecord) } } },
-      async (request) => listChannels(ctx.db, request.accountId),
+      {
+        schema: {
+          tags,
+          summary: 'List alert channels',
+          description:
+            'Oldest first; content-range tells how many there are. A caller that names its account in x-checkly-account also gets each channel\'s subscriptions.',
+          querystring: ListQuery,
+          response: { 200: Type.Union([Type.Array(ChecklyChannelSchema), Type.Array(ChannelRecord)]) },
+        },
+      },
+      async (request, reply) => {
+        const { limit, page = 1 } = request.query;
+        const offset = limit === undefined ? 0 : (page - 1) * limit;
+        const channels = await listChannels(ctx.db, request.accountId, limit === undefined ? undefined : { limit, offset });
+        const total = limit === undefined ? channels.length : await countChannels(ctx.db, request.accountId);
+        void reply.header('content-range', contentRange(offset, channels.length, total));
+        return shown(request, channels);
+      },
     );
 
     app.get(
       '/v1/alert-channels/:id',
-      { schema: { tags, summary: 'Retrieve an alert channel', params: ChannelId, response: { 200: ChannelRecord, 404: ErrorA } } },
-      async (request, reply) =>
-        (await getChannel(ctx.db, request.accountId, request.params.id)) ?? sendError(reply, 404, 'Alert channel not found'),
+      {
+        schema: {
+          tags,
+          summary: 'Retrieve an alert channel',
+          description: "A caller that names its account in x-checkly-account also gets the channel's subscriptions.",
+          params: ChannelId,
+          response: { 200: Type.Union([ChecklyChannelSchema, ChannelRecord]), 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const channel = await getChannel(ctx.db, request.accountId, request.params.id);
+        if (!channel) return sendError(reply, 404, 'Alert channel not found');
+        const [answer] = await shown(request, [channel]);
+        return answer;
+      },
     );
 
     app.put(

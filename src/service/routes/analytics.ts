@@ -7,7 +7,8 @@ import type { ServiceContext } from '../context.js';
 import { sendError } from '../http-errors.js';
 import { analyticsRateLimit } from '../rate-limit.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
-import { getCheck } from '../store/checks.js';
+import { getCheck, listChecks } from '../store/checks.js';
+import { statsOfChecks } from '../analytics/batch.js';
 import type { CheckType } from '../../protocol/enums.js';
 
 type GroupBy = 'runLocation' | 'statusCode';
@@ -31,6 +32,8 @@ function querySchema(catalog: MetricCatalog, groupBy: readonly GroupBy[]) {
 
 interface AnalyticsEndpoint {
   path: string;
+  /** The same endpoint where the checkly CLI looks for it (`checks get`). */
+  alias?: string;
   checkType: CheckType;
   summary: string;
   /** What the 404 calls a check of another type or of nobody. */
@@ -44,8 +47,8 @@ const ENDPOINTS: readonly AnalyticsEndpoint[] = [
   { path: '/v1/analytics/api-checks/:id', checkType: 'API', summary: 'API check analytics', noun: 'API check', groupBy: ['runLocation', 'statusCode'] },
   { path: '/v1/analytics/browser-checks/:id', checkType: 'BROWSER', summary: 'Browser check analytics', noun: 'Browser check', groupBy: ['runLocation'] },
   { path: '/v1/analytics/tcp-checks/:id', checkType: 'TCP', summary: 'TCP monitor analytics', noun: 'TCP monitor', groupBy: ['runLocation'] },
-  { path: '/v1/analytics/dns-monitors/:id', checkType: 'DNS', summary: 'DNS monitor analytics', noun: 'DNS monitor', groupBy: ['runLocation'] },
-  { path: '/v1/analytics/icmp-monitors/:id', checkType: 'ICMP', summary: 'ICMP monitor analytics', noun: 'ICMP monitor', groupBy: ['runLocation'] },
+  { path: '/v1/analytics/dns-monitors/:id', alias: '/v1/analytics/dns/:id', checkType: 'DNS', summary: 'DNS monitor analytics', noun: 'DNS monitor', groupBy: ['runLocation'] },
+  { path: '/v1/analytics/icmp-monitors/:id', alias: '/v1/analytics/icmp/:id', checkType: 'ICMP', summary: 'ICMP monitor analytics', noun: 'ICMP monitor', groupBy: ['runLocation'] },
 ];
 
 const Answer = Type.Object({
@@ -71,6 +74,25 @@ const Answer = Type.Object({
   metadata: Type.Record(Type.String(), Type.Object({ label: Type.String() })),
 });
 
+const Measure = Type.Union([Type.Number(), Type.Null()]);
+const BatchAnswer = Type.Object({
+  checkId: Type.String(),
+  checkType: Type.String(),
+  availability: Measure,
+  responseTime_avg: Measure,
+  responseTime_p50: Measure,
+  responseTime_p95: Measure,
+  responseTime_p99: Measure,
+  latency_avg: Measure,
+  latency_p50: Measure,
+  latency_p95: Measure,
+  latency_p99: Measure,
+  packetLoss_avg: Measure,
+  packetLoss_p95: Measure,
+  packetLoss_p99: Measure,
+  hopCount_avg: Measure,
+});
+
 function splitList(values: readonly string[] | string | undefined): string[] {
   const list: readonly string[] = typeof values === 'string' ? [values] : (values ?? []);
   return list
@@ -82,13 +104,14 @@ function splitList(values: readonly string[] | string | undefined): string[] {
 export const analyticsRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
   async (app) => {
-    for (const endpoint of ENDPOINTS) {
+    for (const endpoint of ENDPOINTS.flatMap((each) => (each.alias ? [each, { ...each, path: each.alias, hidden: true }] : [each]))) {
       const catalog = CATALOGS[endpoint.checkType]!;
       app.get(
         endpoint.path,
         {
           config: analyticsRateLimit(ctx.rateLimit),
           schema: {
+            ...('hidden' in endpoint ? { hide: true } : {}),
             tags: ['Analytics'],
             summary: endpoint.summary,
             description:
@@ -159,4 +182,27 @@ export const analyticsRoutes =
         },
       );
     }
+
+    app.post(
+      '/v1/analytics/checks',
+      {
+        config: analyticsRateLimit(ctx.rateLimit),
+        schema: {
+          tags: ['Analytics'],
+          summary: 'Headline numbers of many checks',
+          description:
+            'For each check of the account named in checkIds (others are left out): availability over the window, response times ' +
+            '(a TCP monitor: its whole exchange) and, for ICMP monitors, latency and packet loss. A number the check type does ' +
+            'not measure, or a window without results, is null; hopCount_avg is always null (no traceroute monitors here).',
+          querystring: Type.Object({ quickRange: Type.Optional(Type.Enum(QUICK_RANGES, { default: 'last24Hours' })) }),
+          body: Type.Object({ checkIds: Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100 }) }),
+          response: { 200: Type.Array(BatchAnswer), 400: ErrorB },
+        },
+      },
+      async (request) => {
+        const window = quickRange(request.query.quickRange ?? 'last24Hours', new Date());
+        const checks = await listChecks(ctx.db, request.accountId, { limit: 100, page: 1 }, { ids: request.body.checkIds });
+        return statsOfChecks(ctx.db, request.accountId, checks, window);
+      },
+    );
   };

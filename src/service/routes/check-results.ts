@@ -3,7 +3,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { parseInstant } from '../analytics/time-range.js';
 import type { ServiceContext } from '../context.js';
 import { sendError } from '../http-errors.js';
-import { CheckResultSchema, checkResultRecord } from '../result-records.js';
+import { ChecklyResultFields, checklyResultFields } from '../checkly-result-fields.js';
+import { artifactEntries, CheckResultSchema as BaseResultSchema, checkResultRecord as baseResultRecord } from '../result-records.js';
+import { ASSET_TYPES, AssetManifestSchema, assetManifest } from '../result-asset-manifest.js';
+import type { ResultWithArtifactsRow } from '../store/check-results.js';
+import type { ArtifactLinks } from '../artifact-links.js';
 import { ErrorA } from '../schemas/common.js';
 import { getCheck } from '../store/checks.js';
 import {
@@ -16,6 +20,12 @@ import {
 import { CHECK_TYPES } from '../../protocol/enums.js';
 
 const tags = ['Check results'];
+
+const CheckResultSchema = Type.Object({ ...BaseResultSchema.properties, ...ChecklyResultFields });
+
+function checkResultRecord(row: ResultWithArtifactsRow, links: ArtifactLinks, baseUrl: string, now?: Date) {
+  return { ...baseResultRecord(row, links, baseUrl, now), ...checklyResultFields(row) };
+}
 
 const RESULT_TYPES = ['ALL', 'FINAL', 'ATTEMPT'] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -150,6 +160,31 @@ export const checkResultRoutes =
         const now = new Date();
         const entries = rows.slice(0, limit).map((row) => checkResultRecord(row, ctx.artifactLinks, ctx.baseUrl, now));
         return { length: entries.length, entries, nextId: rows[limit]?.id ?? null };
+      },
+    );
+
+    app.get(
+      '/v1/check-results/:checkId/:checkResultId/assets',
+      {
+        schema: {
+          tags,
+          summary: "List a result's assets",
+          description:
+            'Its uploaded artifacts, each with its kind (trace, video, screenshot, pcap, report, log or file) and a signed ' +
+            'download link; narrowed by type and by exact name (any case).',
+          params: Type.Object({ checkId: Type.String({ format: 'uuid' }), checkResultId: Type.String({ format: 'uuid' }) }),
+          querystring: Type.Object({
+            type: Type.Optional(Type.Enum(ASSET_TYPES)),
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+          }),
+          response: { 200: AssetManifestSchema, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const { checkId, checkResultId } = request.params;
+        const row = await getCheckResult(ctx.db, request.accountId, checkId, checkResultId);
+        if (!row) return sendError(reply, 404, 'Check result not found');
+        return assetManifest(artifactEntries(row, ctx.artifactLinks, ctx.baseUrl), request.query);
       },
     );
 

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServiceContext } from '../context.js';
 import { sendError } from '../http-errors.js';
 import { startRun } from '../runs.js';
+import { waitForSessionEnd } from '../session-completion.js';
 import { ArtifactEntrySchema, artifactEntries } from '../result-records.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { getSessionResult } from '../store/check-results.js';
@@ -50,10 +51,22 @@ export const CheckSession = Type.Object({
 const CALLER_RUN_SOURCES = RUN_SOURCES.filter((source) => source !== 'SCHEDULER' && source !== 'GROUP_RUN_ALL');
 
 const TriggerBody = Type.Object({
-  target: Type.Object({
-    checkId: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100 })),
-    tag: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 100 })),
-  }),
+  target: Type.Optional(
+    Type.Object({
+      checkId: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100 })),
+      tag: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 100 })),
+      matchTags: Type.Optional(
+        Type.Array(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 100 }), {
+          minItems: 1,
+          maxItems: 100,
+          description: 'Activated checks carrying all tags of any one list (the checkly CLI’s checks run --tags)',
+        }),
+      ),
+    }),
+  ),
+  refreshCache: Type.Optional(
+    Type.Boolean({ description: 'Sent by the checkly CLI; this service keeps no cache of selected checks, so it changes nothing' }),
+  ),
   runSource: Type.Optional(
     Type.Enum(CALLER_RUN_SOURCES, {
       default: 'TRIGGER_API',
@@ -78,10 +91,15 @@ export const checkSessionRoutes =
       },
       async (request, reply) => {
         const { target } = request.body;
-        if (!target.checkId && !target.tag) {
-          return sendError(reply, 400, 'Invalid body: target needs checkId or tag', {
-            target: 'must name checkId or tag',
-          });
+        if (!target?.checkId && !target?.tag && !target?.matchTags) {
+          // Running every check of the account at once is never what a missing target should mean here.
+          return sendError(
+            reply,
+            400,
+            'Invalid body: target needs checkId, tag or matchTags: this service runs only the checks a request names ' +
+              '(with the checkly CLI: checks run --check-id <id> or --tags <tag>)',
+            { target: 'must name checkId, tag or matchTags' },
+          );
         }
         const checks = await findChecksForTrigger(ctx.db, request.accountId, target);
         if (checks.length === 0) return sendError(reply, 404, 'No matching checks were found');
@@ -96,6 +114,47 @@ export const checkSessionRoutes =
           return sendError(reply, 400, 'None of the matching checks can run', refused);
         }
         return reply.code(201).send({ sessions });
+      },
+    );
+
+    app.get(
+      '/v2/check-sessions/:checkSessionId/completion',
+      {
+        schema: {
+          tags,
+          summary: 'Wait for a check session to complete',
+          description:
+            'Long poll: answers 200 with the session and its results once it has a final status (PASSED, FAILED, DEGRADED, ' +
+            'TIMED_OUT, CANCELLED), or 408 when it is still running after maxWaitSeconds; ask again then.',
+          params: Type.Object({ checkSessionId: Type.String({ format: 'uuid' }) }),
+          querystring: Type.Object({
+            maxWaitSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 60, default: 30 })),
+          }),
+          response: { 200: CheckSession, 404: ErrorA, 408: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const { checkSessionId } = request.params;
+        const gone = new AbortController();
+        const onClose = () => gone.abort();
+        reply.raw.once('close', onClose);
+        try {
+          const waited = await waitForSessionEnd(
+            ctx.db,
+            ctx.events,
+            request.accountId,
+            checkSessionId,
+            (request.query.maxWaitSeconds ?? 30) * 1000,
+            gone.signal,
+          );
+          if ('missing' in waited) return sendError(reply, 404, 'Check session not found');
+          if ('running' in waited) {
+            return sendError(reply, 408, `Check session ${checkSessionId} is still running (${waited.running.status}); ask again`);
+          }
+          return sessionRecord(ctx.db, waited.finished, ctx.baseUrl);
+        } finally {
+          reply.raw.off('close', onClose);
+        }
       },
     );
 

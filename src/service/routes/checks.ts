@@ -13,8 +13,18 @@ import { unknownChannelProblems, withAutoSubscribed, type ChannelSubscription } 
 import { locationProblems } from '../entitlements.js';
 import { collapse, invalidBodyMessage, sendError, sendInvalidBody } from '../http-errors.js';
 import { CheckResponseSchema, type CheckResponse } from '../schemas/check-response.js';
-import { ErrorA, ErrorB, Pagination } from '../schemas/common.js';
-import { createCheck, deleteCheck, getCheck, listChecks, updateCheck, type CheckRow } from '../store/checks.js';
+import { ErrorA, ErrorB } from '../schemas/common.js';
+import { checkIdsWithStatus, CheckListQuery } from '../check-list-filters.js';
+import {
+  countChecks,
+  createCheck,
+  deleteCheck,
+  getCheck,
+  listChecks,
+  updateCheck,
+  type CheckListFilter,
+  type CheckRow,
+} from '../store/checks.js';
 import { channelsById, type ChannelRecord } from '../store/alert-channels.js';
 import { getGroup } from '../store/check-groups.js';
 import { serviceNames } from '../store/status-pages.js';
@@ -77,7 +87,7 @@ type Verdict = { definition: CheckDefinition } | { message: string; attributes: 
  * fields, locations the account's entitlements allow, and private locations
  * and a check group that exist in this account.
  */
-async function judge(
+export async function judge(
   ctx: ServiceContext,
   accountId: string,
   type: CheckTypeDefinition,
@@ -184,13 +194,34 @@ export const checkRoutes =
 
     app.get(
       '/v1/checks',
-      { schema: { tags, summary: 'List checks', querystring: Pagination, response: { 200: Type.Array(CheckResponseSchema) } } },
-      async (request) => {
-        const rows = await listChecks(ctx.db, request.accountId, {
-          limit: request.query.limit ?? 10,
-          page: request.query.page ?? 1,
-        });
+      {
+        schema: {
+          tags,
+          summary: 'List checks',
+          description:
+            'Oldest first, narrowed by every filter given. The Content-Range header gives the page and the total over all pages ' +
+            '(`0-9/42`; `*/0` when nothing matches).',
+          querystring: CheckListQuery,
+          response: { 200: Type.Array(CheckResponseSchema) },
+        },
+      },
+      async (request, reply) => {
+        const { query } = request;
+        const limit = query.limit ?? 10;
+        const page = query.page ?? 1;
+        const filter: CheckListFilter = {
+          tags: [...(query.tag ?? []), ...(query['tag[]'] ?? [])].flatMap((tag) => tag.split(',')).filter(Boolean),
+          checkType: query.checkType,
+          search: query.search,
+          ids: query.status === undefined ? undefined : await checkIdsWithStatus(ctx.db, request.accountId, query.status),
+        };
+        const [rows, total] = await Promise.all([
+          listChecks(ctx.db, request.accountId, { limit, page }, filter),
+          countChecks(ctx.db, request.accountId, filter),
+        ]);
         const channels = await channelsById(ctx.db, request.accountId);
+        const first = (page - 1) * limit;
+        void reply.header('content-range', rows.length > 0 ? `${first}-${first + rows.length - 1}/${total}` : `*/${total}`);
         return rows.map((row) => checkResponse(row, channels));
       },
     );

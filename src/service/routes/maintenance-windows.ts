@@ -26,7 +26,7 @@ const MAX_DESCRIPTION = 2000;
 const DateTime = Type.String({ format: 'date-time' });
 const Status = Type.Enum(MAINTENANCE_STATUSES);
 
-const WindowCreate = Type.Object({
+export const WindowCreate = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
   tags: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
     minItems: 1,
@@ -103,7 +103,7 @@ const MaintenancePath = Type.Object({ ...WindowId.properties, maintenanceId: Typ
 const UpdatePath = Type.Object({ ...MaintenancePath.properties, updateId: Type.String({ format: 'uuid' }) });
 
 /** Rules across a window's fields, by field. */
-function windowProblems(window: WindowInput): Record<string, string> {
+export function windowProblems(window: WindowInput): Record<string, string> {
   const problems: Record<string, string> = {};
   const startsAt = Date.parse(window.startsAt);
   if (Date.parse(window.endsAt) <= startsAt) problems.endsAt = 'must be after startsAt';

@@ -1,8 +1,12 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
+import { speaksChecklyDialect } from '../auth.js';
 import type { ServiceContext } from '../context.js';
+import { acceptEmptyFormBodies } from '../empty-form-body.js';
+import { findCheckErrorGroup } from '../error-groups/check-error-groups.js';
 import { sendError } from '../http-errors.js';
+import { ChecklyAnalysisSchema, checklyAnalysis, isCompleted } from '../rca/checkly-dialect.js';
 import { failedResults, groupErrors, type ErrorGroup } from '../rca/error-groups.js';
 import { AnalysisSchema, type AnalysisInput } from '../rca/provider.js';
 import { ErrorA } from '../schemas/common.js';
@@ -27,6 +31,14 @@ const ErrorGroupSchema = Type.Object({
   lastSeen: Type.String(),
 });
 const Pending = Type.Object({ id: Type.String(), status: Type.Literal('PENDING') });
+const AnalysisRequest = Type.Union([
+  Type.Object({
+    userContext: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 10_000, description: 'What the analysis should take into account; handed to the provider' }),
+    ),
+  }),
+  Type.Null(),
+]);
 const AnalysisRecordSchema = Type.Object({
   id: Type.String(),
   status: Type.Literal('COMPLETED'),
@@ -44,6 +56,8 @@ const AnalysisRecordSchema = Type.Object({
 export const rootCauseAnalysisRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
   async (app) => {
+    acceptEmptyFormBodies(app);
+
     type Grouped = { check: CheckRow; groups: ReturnType<typeof groupErrors> } | { missing: string };
 
     /** A check's error groups (its recent failed results), or what of the path is not the account's. */
@@ -71,6 +85,7 @@ export const rootCauseAnalysisRoutes =
       subject: AnalysisInput['subject'],
       groups: ReturnType<typeof groupErrors>,
       groupId: string,
+      userContext: string | undefined,
     ) {
       const found = groups.find(({ group }) => group.id === groupId);
       if (!found) return sendError(reply, 404, 'Error group not found');
@@ -80,6 +95,7 @@ export const rootCauseAnalysisRoutes =
         errorGroup: found.group,
         results: found.sample,
         lastPassedAt: await lastPassedBefore(ctx.db, accountId, check.id, found.group.firstSeen),
+        ...(userContext === undefined ? {} : { userContext }),
       };
       const id = await createAnalysis(ctx.db, accountId, input);
       ctx.wakeAnalyses();
@@ -112,13 +128,38 @@ export const rootCauseAnalysisRoutes =
           summary: "Analyse a check's error group",
           description: 'Answers 202 with the analysis id; GET /v1/root-cause-analyses/{id} answers 202 until it is written.',
           params: Type.Object({ checkId: Uuid, errorGroupId: GroupId }),
+          body: AnalysisRequest,
           response: { 202: Pending, 404: ErrorA },
         },
       },
       async (request, reply) => {
         const found = await checkGroups(request.accountId, request.params.checkId);
         if ('missing' in found) return sendError(reply, 404, found.missing);
-        return start(reply, request.accountId, found.check, 'CHECK_ERROR_GROUP', found.groups, request.params.errorGroupId);
+        const { errorGroupId } = request.params;
+        return start(reply, request.accountId, found.check, 'CHECK_ERROR_GROUP', found.groups, errorGroupId, request.body?.userContext);
+      },
+    );
+
+    app.post(
+      '/v1/root-cause-analyses/error-groups/:errorGroupId',
+      {
+        schema: {
+          tags,
+          summary: 'Analyse an error group of any check',
+          description:
+            'As POST /v1/checks/{checkId}/error-groups/{errorGroupId}/root-cause-analyses, for a group of any check of the account ' +
+            'that failed in the last 30 days: what `checkly rca run` calls.',
+          params: Type.Object({ errorGroupId: GroupId }),
+          body: AnalysisRequest,
+          response: { 202: Pending, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const group = await findCheckErrorGroup(ctx.db, request.accountId, request.params.errorGroupId);
+        if (!group) return sendError(reply, 404, 'Error group not found');
+        const found = await checkGroups(request.accountId, group.checkId);
+        if ('missing' in found) return sendError(reply, 404, found.missing);
+        return start(reply, request.accountId, found.check, 'CHECK_ERROR_GROUP', found.groups, group.id, request.body?.userContext);
       },
     );
 
@@ -148,13 +189,15 @@ export const rootCauseAnalysisRoutes =
           summary: "Analyse a test session's error group",
           description: 'Answers 202 with the analysis id; GET /v1/root-cause-analyses/{id} answers 202 until it is written.',
           params: Type.Object({ checkSessionId: Uuid, errorGroupId: GroupId }),
+          body: AnalysisRequest,
           response: { 202: Pending, 404: ErrorA },
         },
       },
       async (request, reply) => {
         const found = await sessionGroups(request.accountId, request.params.checkSessionId);
         if ('missing' in found) return sendError(reply, 404, found.missing);
-        return start(reply, request.accountId, found.check, 'TEST_SESSION_ERROR_GROUP', found.groups, request.params.errorGroupId);
+        const { errorGroupId } = request.params;
+        return start(reply, request.accountId, found.check, 'TEST_SESSION_ERROR_GROUP', found.groups, errorGroupId, request.body?.userContext);
       },
     );
 
@@ -164,18 +207,20 @@ export const rootCauseAnalysisRoutes =
         schema: {
           tags,
           summary: 'Retrieve a root cause analysis',
-          description: '202 {id, status: PENDING} while it is being written; 200 with the full record once COMPLETED.',
+          description:
+            '202 {id, status: PENDING} while it is being written; 200 with the full record once COMPLETED. ' +
+            'A caller that names its account in x-checkly-account gets it as the public checkly CLI reads it.',
           params: Type.Object({ id: Uuid }),
-          response: { 200: AnalysisRecordSchema, 202: Pending, 404: ErrorA },
+          response: { 200: Type.Union([ChecklyAnalysisSchema, AnalysisRecordSchema]), 202: Pending, 404: ErrorA },
         },
       },
       async (request, reply) => {
         const record = await getAnalysis(ctx.db, request.accountId, request.params.id);
         if (!record) return sendError(reply, 404, 'Root cause analysis not found');
         if (record.status === 'PENDING') return reply.code(202).send({ id: record.id, status: 'PENDING' as const });
-        const { provider, model, analysis, completed_at } = record;
-        if (!provider || !model || !analysis || !completed_at) throw new Error(`analysis ${record.id} is COMPLETED without its result`);
-        return reply.code(200).send({ ...record, status: 'COMPLETED' as const, provider, model, analysis, completed_at });
+        if (!isCompleted(record)) throw new Error(`analysis ${record.id} is COMPLETED without its result`);
+        if (speaksChecklyDialect(request)) return reply.code(200).send(checklyAnalysis(record));
+        return reply.code(200).send({ ...record, status: 'COMPLETED' as const });
       },
     );
   };

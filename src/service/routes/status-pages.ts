@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { speaksChecklyDialect } from '../auth.js';
 import type { ServiceContext } from '../context.js';
 import { sendError, sendInvalidBody } from '../http-errors.js';
 import { ErrorA, ErrorB, IdParams, Pagination } from '../schemas/common.js';
@@ -14,16 +15,9 @@ import {
   type Theme,
   type ThemeColors,
 } from '../status-pages/branding.js';
-import { INCIDENT_SEVERITIES, INCIDENT_STATUSES } from '../status-pages/incident-status.js';
-import { notifySubscribers, verificationMail } from '../status-pages/notifications.js';
-import {
-  addIncidentUpdate,
-  createIncident,
-  deleteIncident,
-  getIncident,
-  listIncidents,
-  type IncidentUpdateInput,
-} from '../store/incidents.js';
+import { ChecklyStatusPageSchema, checklyStatusPage, cursorPage, cursorPageSchema } from '../status-pages/checkly-dialect.js';
+import { verificationMail } from '../status-pages/notifications.js';
+import { unknownServices } from '../status-pages/unknown-services.js';
 import {
   createPage,
   createService,
@@ -31,12 +25,13 @@ import {
   deleteService,
   getPage,
   listPages,
+  listPagesFrom,
   listServices,
-  serviceNames,
   updatePage,
   type StatusPageInput,
 } from '../store/status-pages.js';
 import { createSubscription, deleteSubscription, listSubscriptions } from '../store/subscriptions.js';
+import { incidentRoutes } from './incidents.js';
 
 const tags = ['Status pages'];
 const Uuid = Type.String({ format: 'uuid' });
@@ -112,69 +107,20 @@ const PageRecord = Type.Object({
   updated_at: Type.Union([Type.String(), Type.Null()]),
 });
 
-const IncidentUpdateBody = Type.Object({
-  description: Type.String({ minLength: 1, maxLength: 10_000 }),
-  status: Type.Optional(Type.Enum(INCIDENT_STATUSES)),
-  publicIncidentUpdateDate: Type.Optional(Type.String({ format: 'date-time', description: 'Defaults to the time of creation' })),
-  notifySubscribers: Type.Optional(Type.Boolean({ default: false })),
-});
-const IncidentUpdateRecord = Type.Object({
-  id: Type.String(),
-  description: Type.String(),
-  status: Type.Enum(INCIDENT_STATUSES),
-  publicIncidentUpdateDate: Type.String(),
-  created_at: Type.String(),
-  notifySubscribers: Type.Boolean(),
-});
-const IncidentBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 255 }),
-  severity: Type.Optional(Type.Enum(INCIDENT_SEVERITIES, { default: 'MINOR' })),
-  services: Type.Array(Uuid, { minItems: 1, maxItems: 50, uniqueItems: true }),
-  incidentUpdates: Type.Array(IncidentUpdateBody, { minItems: 1, maxItems: 1, description: 'The first update' }),
-});
-const IncidentRecord = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  severity: Type.String(),
-  services: Type.Array(ServiceRef),
-  lastUpdateStatus: Type.String(),
-  incidentUpdates: Type.Array(IncidentUpdateRecord),
-  created_at: Type.String(),
-  updated_at: Type.Union([Type.String(), Type.Null()]),
-  resolvedAt: Type.Union([Type.String(), Type.Null()]),
-});
-
-const updateInput = (body: {
-  description: string;
-  status?: IncidentUpdateInput['status'];
-  publicIncidentUpdateDate?: string;
-  notifySubscribers?: boolean;
-}): IncidentUpdateInput => ({
-  description: body.description,
-  status: body.status,
-  publicIncidentUpdateDate: body.publicIncidentUpdateDate,
-  notifySubscribers: body.notifySubscribers ?? false,
+const PageListQuery = Type.Object({
+  ...Pagination.properties,
+  nextId: Type.Optional(Type.String({ format: 'uuid', description: 'Checkly dialect: the status page the page starts at' })),
 });
 
 export const statusPageRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
   async (app) => {
-    /** Fields naming services that are not the account's, as `field.index`. */
-    async function unknownServices(accountId: string, lists: Record<string, readonly string[]>): Promise<Record<string, string>> {
-      const known = await serviceNames(ctx.db, accountId, Object.values(lists).flat());
-      const problems: Record<string, string> = {};
-      for (const [field, ids] of Object.entries(lists)) {
-        ids.forEach((id, index) => {
-          if (!known.has(id)) problems[`${field}.${index}`] = 'unknown status page service';
-        });
-      }
-      return problems;
-    }
+    await app.register(incidentRoutes(ctx));
 
     async function pageProblems(accountId: string, body: StatusPageInput): Promise<Record<string, string>> {
       const lists: Record<string, string[]> = {};
       body.cards.forEach((card, index) => (lists[`cards.${index}.services`] = card.services));
-      const problems = await unknownServices(accountId, lists);
+      const problems = await unknownServices(ctx.db, accountId, lists);
       for (const field of BRANDING_URL_FIELDS) {
         const value = body[field];
         const problem = value === null ? undefined : brandingUrlProblem(value);
@@ -227,101 +173,6 @@ export const statusPageRoutes =
     );
 
     app.post(
-      '/v1/status-pages/incidents',
-      {
-        schema: {
-          tags,
-          summary: 'Open an incident',
-          description: 'With its first update (status INVESTIGATING unless told).',
-          body: IncidentBody,
-          response: { 201: IncidentRecord, 400: ErrorB },
-        },
-      },
-      async (request, reply) => {
-        const problems = await unknownServices(request.accountId, { services: request.body.services });
-        if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
-        const { incident, update } = await createIncident(ctx.db, request.accountId, {
-          name: request.body.name,
-          severity: request.body.severity ?? 'MINOR',
-          services: request.body.services,
-          update: updateInput(request.body.incidentUpdates[0]!),
-        });
-        if (update.notifySubscribers) await notifySubscribers(ctx, request.accountId, incident, update);
-        return reply.code(201).send(incident);
-      },
-    );
-
-    app.get(
-      '/v1/status-pages/incidents',
-      {
-        schema: {
-          tags,
-          summary: 'List incidents',
-          description: 'Newest first.',
-          querystring: Pagination,
-          response: { 200: Type.Array(IncidentRecord) },
-        },
-      },
-      async (request) =>
-        listIncidents(ctx.db, request.accountId, { limit: request.query.limit ?? 10, page: request.query.page ?? 1 }),
-    );
-
-    app.get(
-      '/v1/status-pages/incidents/:incidentId',
-      {
-        schema: {
-          tags,
-          summary: 'Retrieve an incident, with its updates',
-          params: Type.Object({ incidentId: Uuid }),
-          response: { 200: IncidentRecord, 404: ErrorA },
-        },
-      },
-      async (request, reply) =>
-        (await getIncident(ctx.db, request.accountId, request.params.incidentId)) ?? sendError(reply, 404, 'Incident not found'),
-    );
-
-    app.delete(
-      '/v1/status-pages/incidents/:incidentId',
-      {
-        schema: {
-          tags,
-          summary: 'Delete an incident, with its updates',
-          params: Type.Object({ incidentId: Uuid }),
-          response: { 204: Type.Null(), 400: ErrorB, 404: ErrorB },
-        },
-      },
-      async (request, reply) => {
-        if (!(await deleteIncident(ctx.db, request.accountId, request.params.incidentId))) {
-          return sendError(reply, 404, 'Incident not found', { incidentId: 'not found' });
-        }
-        return reply.code(204).send(null);
-      },
-    );
-
-    app.post(
-      '/v1/status-pages/incidents/:incidentId/incident-updates',
-      {
-        schema: {
-          tags,
-          summary: 'Add an incident update',
-          description:
-            'With no status the incident keeps its own. RESOLVED closes the incident; it takes no more updates. ' +
-            'publicIncidentUpdateDate defaults to the time of creation.',
-          params: Type.Object({ incidentId: Uuid }),
-          body: IncidentUpdateBody,
-          response: { 201: IncidentUpdateRecord, 400: ErrorB, 404: ErrorA },
-        },
-      },
-      async (request, reply) => {
-        const outcome = await addIncidentUpdate(ctx.db, request.accountId, request.params.incidentId, updateInput(request.body));
-        if ('notFound' in outcome) return sendError(reply, 404, 'Incident not found');
-        if ('refused' in outcome) return sendInvalidBody(reply, { status: outcome.refused });
-        if (outcome.added.notifySubscribers) await notifySubscribers(ctx, request.accountId, outcome.incident, outcome.added);
-        return reply.code(201).send(outcome.added);
-      },
-    );
-
-    app.post(
       '/v1/status-pages',
       {
         schema: {
@@ -344,15 +195,44 @@ export const statusPageRoutes =
 
     app.get(
       '/v1/status-pages',
-      { schema: { tags, summary: 'List status pages', querystring: Pagination, response: { 200: Type.Array(PageRecord) } } },
-      async (request) => listPages(ctx.db, request.accountId, { limit: request.query.limit ?? 10, page: request.query.page ?? 1 }),
+      {
+        schema: {
+          tags,
+          summary: 'List status pages',
+          description:
+            'Oldest first. A caller that names its account in x-checkly-account gets a cursor page, {entries, length, nextId}, ' +
+            'paged by limit and nextId, each page as the public checkly CLI reads it.',
+          querystring: PageListQuery,
+          response: { 200: Type.Union([cursorPageSchema(ChecklyStatusPageSchema), Type.Array(PageRecord)]) },
+        },
+      },
+      async (request) => {
+        const { limit = 10, page = 1, nextId } = request.query;
+        if (!speaksChecklyDialect(request)) return listPages(ctx.db, request.accountId, { limit, page });
+        const found = await listPagesFrom(ctx.db, request.accountId, { limit, fromId: nextId });
+        return cursorPage(
+          found.pages.map((statusPage) => checklyStatusPage(request.accountId, statusPage)),
+          found.nextId,
+        );
+      },
     );
 
     app.get(
       '/v1/status-pages/:id',
-      { schema: { tags, summary: 'Retrieve a status page', params: IdParams, response: { 200: PageRecord, 404: ErrorA } } },
-      async (request, reply) =>
-        (await getPage(ctx.db, request.accountId, request.params.id)) ?? sendError(reply, 404, 'Status page not found'),
+      {
+        schema: {
+          tags,
+          summary: 'Retrieve a status page',
+          description: 'A caller that names its account in x-checkly-account gets the page as the public checkly CLI reads it.',
+          params: IdParams,
+          response: { 200: Type.Union([ChecklyStatusPageSchema, PageRecord]), 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const statusPage = await getPage(ctx.db, request.accountId, request.params.id);
+        if (!statusPage) return sendError(reply, 404, 'Status page not found');
+        return speaksChecklyDialect(request) ? checklyStatusPage(request.accountId, statusPage) : statusPage;
+      },
     );
 
     app.put(

@@ -71,9 +71,54 @@ export async function channelForDelivery(
   return row && { ...record(row), signingSecret: row.signing_secret };
 }
 
-export async function listChannels(db: Queryable, accountId: string): Promise<ChannelRecord[]> {
-  const rows = await db.query<ChannelRow>('SELECT * FROM alert_channels WHERE account_id = $1 ORDER BY id', [accountId]);
+/** Oldest first: all of them, or one page. */
+export async function listChannels(
+  db: Queryable,
+  accountId: string,
+  page?: { limit: number; offset: number },
+): Promise<ChannelRecord[]> {
+  const rows = await db.query<ChannelRow>('SELECT * FROM alert_channels WHERE account_id = $1 ORDER BY id LIMIT $2 OFFSET $3', [
+    accountId,
+    page?.limit ?? null,
+    page?.offset ?? 0,
+  ]);
   return rows.map(record);
+}
+
+export async function countChannels(db: Queryable, accountId: string): Promise<number> {
+  const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM alert_channels WHERE account_id = $1', [accountId]);
+  return row!.n;
+}
+
+/** A check or a group that names a channel in its alertChannelSubscriptions. */
+export interface ChannelSubscriber {
+  channelId: number;
+  kind: 'check' | 'group';
+  id: string;
+  name: string;
+  activated: boolean;
+}
+
+const subscriptionsOf = (definition: string) =>
+  `jsonb_array_elements(CASE WHEN jsonb_typeof(${definition}->'alertChannelSubscriptions') = 'array'
+     THEN ${definition}->'alertChannelSubscriptions' ELSE '[]'::jsonb END)`;
+
+/** The checks and groups subscribed to any of the channels, checks first, each by name. */
+export async function channelSubscribers(db: Queryable, accountId: string, channelIds: readonly number[]): Promise<ChannelSubscriber[]> {
+  if (channelIds.length === 0) return [];
+  const rows = await db.query<{ channel_id: string; kind: 'check' | 'group'; id: string; name: string; activated: boolean }>(
+    `SELECT s->>'alertChannelId' AS channel_id, 'check' AS kind, c.id::text AS id, c.name,
+            COALESCE((s->>'activated')::boolean, true) AS activated
+     FROM checks c, ${subscriptionsOf('c.definition')} s
+     WHERE c.account_id = $1 AND s->>'alertChannelId' = ANY($2::text[])
+     UNION ALL
+     SELECT s->>'alertChannelId', 'group', g.id::text, g.name, COALESCE((s->>'activated')::boolean, true)
+     FROM check_groups g, ${subscriptionsOf('g.definition')} s
+     WHERE g.account_id = $1 AND s->>'alertChannelId' = ANY($2::text[])
+     ORDER BY kind, name, id`,
+    [accountId, channelIds.map(String)],
+  );
+  return rows.map((row) => ({ channelId: Number(row.channel_id), kind: row.kind, id: row.id, name: row.name, activated: row.activated }));
 }
 
 export async function channelsById(db: Queryable, accountId: string): Promise<Map<number, ChannelRecord>> {
@@ -145,36 +190,81 @@ export interface DeliveryRecord {
   delivered_at: string | null;
 }
 
+interface DeliveryRow {
+  id: string;
+  channel_id: number | null;
+  channel_type: string;
+  check_id: string | null;
+  check_session_id: string | null;
+  event: string;
+  state: DeliveryRecord['state'];
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+const deliveryRecord = (row: DeliveryRow): DeliveryRecord => ({
+  id: row.id,
+  channelId: row.channel_id,
+  channelType: row.channel_type,
+  checkId: row.check_id,
+  checkSessionId: row.check_session_id,
+  event: row.event,
+  state: row.state,
+  attempts: row.attempts,
+  lastStatus: row.last_status,
+  lastError: row.last_error,
+  created_at: row.created_at.toISOString(),
+  delivered_at: row.delivered_at?.toISOString() ?? null,
+});
+
 export async function listDeliveries(db: Queryable, accountId: string, channelId: number, limit = 50): Promise<DeliveryRecord[]> {
-  const rows = await db.query<{
-    id: string;
-    channel_id: number | null;
-    channel_type: string;
-    check_id: string | null;
-    check_session_id: string | null;
-    event: string;
-    state: DeliveryRecord['state'];
-    attempts: number;
-    last_status: number | null;
-    last_error: string | null;
-    created_at: Date;
-    delivered_at: Date | null;
-  }>(
+  const rows = await db.query<DeliveryRow>(
     `SELECT * FROM alert_deliveries WHERE account_id = $1 AND channel_id = $2 ORDER BY created_at DESC, id LIMIT $3`,
     [accountId, channelId, limit],
   );
-  return rows.map((row) => ({
-    id: row.id,
-    channelId: row.channel_id,
-    channelType: row.channel_type,
-    checkId: row.check_id,
-    checkSessionId: row.check_session_id,
-    event: row.event,
-    state: row.state,
-    attempts: row.attempts,
-    lastStatus: row.last_status,
-    lastError: row.last_error,
-    created_at: row.created_at.toISOString(),
-    delivered_at: row.delivered_at?.toISOString() ?? null,
-  }));
+  return rows.map(deliveryRecord);
+}
+
+/** A delivery with the check its alert was about, as the alert told it. */
+export interface DeliveryLogEntry extends DeliveryRecord {
+  checkName: string | null;
+  checkType: string | null;
+}
+
+export interface DeliveryLogQuery {
+  channelId: number | undefined;
+  /** Queued at or after. */
+  from: Date | undefined;
+  /** Queued at or before. */
+  to: Date | undefined;
+  /** Only those whose last attempt failed: given up on, or waiting for another try. */
+  failedOnly: boolean;
+  limit: number;
+  offset: number;
+}
+
+/** The account's deliveries, newest first, one page of them and how many match in all. */
+export async function deliveryLog(
+  db: Queryable,
+  accountId: string,
+  query: DeliveryLogQuery,
+): Promise<{ entries: DeliveryLogEntry[]; total: number }> {
+  const where = `account_id = $1 AND ($2::int IS NULL OR channel_id = $2::int)
+    AND ($3::timestamptz IS NULL OR created_at >= $3::timestamptz) AND ($4::timestamptz IS NULL OR created_at <= $4::timestamptz)
+    AND (NOT $5::boolean OR last_error IS NOT NULL)`;
+  const params = [accountId, query.channelId ?? null, query.from ?? null, query.to ?? null, query.failedOnly];
+  const rows = await db.query<DeliveryRow & { check_name: string | null; check_type: string | null }>(
+    `SELECT id, channel_id, channel_type, check_id, check_session_id, event, state, attempts, last_status, last_error,
+            created_at, delivered_at, payload->'check'->>'name' AS check_name, payload->'check'->>'checkType' AS check_type
+     FROM alert_deliveries WHERE ${where} ORDER BY created_at DESC, id LIMIT $6 OFFSET $7`,
+    [...params, query.limit, query.offset],
+  );
+  const [count] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM alert_deliveries WHERE ${where}`, params);
+  return {
+    entries: rows.map((row) => ({ ...deliveryRecord(row), checkName: row.check_name, checkType: row.check_type })),
+    total: count!.n,
+  };
 }

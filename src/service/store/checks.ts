@@ -47,28 +47,77 @@ export async function getCheck(db: Queryable, accountId: string, id: string): Pr
   return rows[0];
 }
 
+/** What a check list may be narrowed by; every filter given must hold. */
+export interface CheckListFilter {
+  /** Checks carrying at least one of these tags. */
+  tags?: readonly string[] | undefined;
+  checkType?: string | undefined;
+  /** Part of the name, any case. */
+  search?: string | undefined;
+  /** Only these checks (a filter the caller worked out, such as a status). */
+  ids?: readonly string[] | undefined;
+}
+
+/** The filter as SQL conditions, its values appended to `params` (the account is $1). */
+function listConditions(filter: CheckListFilter, params: unknown[]): string {
+  const where = ['account_id = $1'];
+  if (filter.tags && filter.tags.length > 0) where.push(`tags ?| $${params.push(filter.tags)}::text[]`);
+  if (filter.checkType !== undefined) where.push(`check_type = $${params.push(filter.checkType)}`);
+  if (filter.search !== undefined && filter.search !== '') {
+    // The search is text to find, not a pattern: its own % and _ match themselves.
+    where.push(`strpos(lower(name), lower($${params.push(filter.search)})) > 0`);
+  }
+  if (filter.ids !== undefined) where.push(`id::text = ANY($${params.push(filter.ids)}::text[])`);
+  return where.join(' AND ');
+}
+
 export async function listChecks(
   db: Queryable,
   accountId: string,
   page: { limit: number; page: number },
+  filter: CheckListFilter = {},
 ): Promise<CheckRow[]> {
+  const params: unknown[] = [accountId];
+  const where = listConditions(filter, params);
+  const limit = params.push(page.limit);
+  const offset = params.push((page.page - 1) * page.limit);
   return db.query<CheckRow>(
-    'SELECT * FROM checks WHERE account_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3',
-    [accountId, page.limit, (page.page - 1) * page.limit],
+    `SELECT * FROM checks WHERE ${where} ORDER BY created_at, id LIMIT $${limit} OFFSET $${offset}`,
+    params,
   );
 }
 
-/** Checks selected by id or by tag, only from this account. */
+/** How many checks the filter selects, over all pages. */
+export async function countChecks(db: Queryable, accountId: string, filter: CheckListFilter = {}): Promise<number> {
+  const params: unknown[] = [accountId];
+  const [row] = await db.query<{ total: number }>(
+    `SELECT count(*)::int AS total FROM checks WHERE ${listConditions(filter, params)}`,
+    params,
+  );
+  return row?.total ?? 0;
+}
+
+/**
+ * Checks selected by id, by any of `tag`, or by `matchTags`, only from this
+ * account. Each inner list of `matchTags` is a set of tags a check must all
+ * carry, and a check matching any set is in; as the checkly CLI's
+ * `checks run --tags` means it, that selection takes only activated checks.
+ */
 export async function findChecksForTrigger(
   db: Queryable,
   accountId: string,
-  target: { checkId?: readonly string[] | undefined; tag?: readonly string[] | undefined },
+  target: {
+    checkId?: readonly string[] | undefined;
+    tag?: readonly string[] | undefined;
+    matchTags?: readonly (readonly string[])[] | undefined;
+  },
 ): Promise<CheckRow[]> {
   return db.query<CheckRow>(
-    `SELECT * FROM checks WHERE account_id = $1
-       AND (id::text = ANY($2::text[]) OR tags ?| $3::text[])
-     ORDER BY created_at, id`,
-    [accountId, target.checkId ?? [], target.tag ?? []],
+    `SELECT * FROM checks c WHERE c.account_id = $1
+       AND (c.id::text = ANY($2::text[]) OR c.tags ?| $3::text[]
+            OR (c.activated AND EXISTS (SELECT 1 FROM jsonb_array_elements($4::jsonb) wanted WHERE c.tags @> wanted)))
+     ORDER BY c.created_at, c.id`,
+    [accountId, target.checkId ?? [], target.tag ?? [], JSON.stringify(target.matchTags ?? [])],
   );
 }
 

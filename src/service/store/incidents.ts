@@ -172,6 +172,43 @@ export async function listIncidents(
   return records;
 }
 
+/**
+ * Newest first from the incident `fromId` on (from the newest without it): up
+ * to `limit`, and the id the next page starts at. An id that is no incident of
+ * the account's (deleted since) ends the list rather than starting it over.
+ */
+export async function listIncidentsFrom(
+  db: Queryable,
+  accountId: string,
+  query: { limit: number; fromId: string | undefined },
+): Promise<{ incidents: IncidentRecord[]; nextId: string | null }> {
+  const rows = await db.query<IncidentRow>(
+    `WITH start AS (SELECT created_at, id FROM incidents WHERE account_id = $1 AND id = $2::uuid)
+     SELECT i.* FROM incidents i WHERE i.account_id = $1
+       AND ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM start s WHERE i.created_at < s.created_at OR (i.created_at = s.created_at AND i.id >= s.id)))
+     ORDER BY i.created_at DESC, i.id LIMIT $3`,
+    [accountId, query.fromId ?? null, query.limit + 1],
+  );
+  const incidents: IncidentRecord[] = [];
+  for (const row of rows.slice(0, query.limit)) incidents.push(await incidentRecord(db, row));
+  return { incidents, nextId: rows[query.limit]?.id ?? null };
+}
+
+/** Changes the name or severity of an incident, open or resolved; its updates stay as they are. */
+export async function updateIncident(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  change: { name: string | undefined; severity: IncidentSeverity | undefined },
+): Promise<IncidentRecord | undefined> {
+  const [row] = await db.query<IncidentRow>(
+    `UPDATE incidents SET name = COALESCE($3, name), severity = COALESCE($4, severity), updated_at = now()
+     WHERE account_id = $1 AND id = $2 RETURNING *`,
+    [accountId, id, change.name ?? null, change.severity ?? null],
+  );
+  return row && incidentRecord(db, row);
+}
+
 export async function deleteIncident(db: Queryable, accountId: string, id: string): Promise<boolean> {
   const rows = await db.query('DELETE FROM incidents WHERE account_id = $1 AND id = $2 RETURNING id', [accountId, id]);
   return rows.length > 0;

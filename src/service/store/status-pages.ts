@@ -153,6 +153,27 @@ export async function listPages(db: Queryable, accountId: string, page: { limit:
   return records;
 }
 
+/**
+ * Oldest first from the page `fromId` on (from the first without it): up to
+ * `limit` pages, and the id the next page starts at. An id that is no page
+ * of the account's (deleted since) ends the list rather than starting it over.
+ */
+export async function listPagesFrom(
+  db: Queryable,
+  accountId: string,
+  query: { limit: number; fromId: string | undefined },
+): Promise<{ pages: StatusPageRecord[]; nextId: string | null }> {
+  const rows = await db.query<PageRow>(
+    `SELECT * FROM status_pages p WHERE p.account_id = $1
+       AND ($2::uuid IS NULL OR (p.created_at, p.id) >= (SELECT f.created_at, f.id FROM status_pages f WHERE f.account_id = $1 AND f.id = $2::uuid))
+     ORDER BY p.created_at, p.id LIMIT $3`,
+    [accountId, query.fromId ?? null, query.limit + 1],
+  );
+  const pages: StatusPageRecord[] = [];
+  for (const row of rows.slice(0, query.limit)) pages.push(await pageRecord(db, row));
+  return { pages, nextId: rows[query.limit]?.id ?? null };
+}
+
 export type UpdatePageOutcome = { updated: StatusPageRecord } | { notFound: true } | { urlTaken: true };
 
 export async function updatePage(

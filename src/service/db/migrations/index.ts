@@ -13,6 +13,8 @@ import * as jobHeartbeats from './0012-job-heartbeats.js';
 import * as resultsApi from './0013-results-api.js';
 import * as statusPageBranding from './0014-status-page-branding.js';
 import * as jobLanesAndRetries from './0015-job-lanes-and-retries.js';
+import * as projects from './0016-projects.js';
+import * as testSessions from './0017-test-sessions.js';
 
 export interface Migration {
   name: string;
@@ -20,4 +22,4 @@ export interface Migration {
 }
 
 /** Applied in this order; a migration, once released, is never edited, only followed. */
-export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups, maintenanceWindows, statusPages, subscriptionsAndMail, rootCauseAnalyses, alerts, agentErrorEvents, jobHeartbeats, resultsApi, statusPageBranding, jobLanesAndRetries];
+export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups, maintenanceWindows, statusPages, subscriptionsAndMail, rootCauseAnalyses, alerts, agentErrorEvents, jobHeartbeats, resultsApi, statusPageBranding, jobLanesAndRetries, projects, testSessions];
