@@ -3,6 +3,7 @@ import type { Queryable } from '../db/database.js';
 import type { Logger } from '../../logging.js';
 import type { Mailer } from '../mail/mailer.js';
 import { channelForDelivery, type ChannelRecord } from '../store/alert-channels.js';
+import { claimDueDeliveries, insertAlertDelivery, markDeliveryDelivered, markDeliveryFailed } from '../store/alert-deliveries.js';
 import type { AlertEvent } from './events.js';
 
 /** Tries per delivery; the delays double from the base between them. */
@@ -18,11 +19,7 @@ export interface DeliveryTarget {
 /** One delivery per channel, written in the caller's transaction. */
 export async function enqueueDeliveries(tx: Queryable, accountId: string, targets: readonly DeliveryTarget[]): Promise<void> {
   for (const { channel, event } of targets) {
-    await tx.query(
-      `INSERT INTO alert_deliveries (id, account_id, channel_id, channel_type, check_id, check_session_id, event, payload)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [randomUUID(), accountId, channel.id, channel.type, event.check.id, event.checkSession?.id ?? null, event.event, JSON.stringify(event)],
-    );
+    await insertAlertDelivery(tx, { id: randomUUID(), accountId, channelId: channel.id, channelType: channel.type, event });
   }
 }
 
@@ -119,32 +116,23 @@ export async function deliverDueAlerts(
   options: { retryBaseMs: number; smsWebhookUrl: string | undefined },
   batch = 20,
 ): Promise<number> {
-  const due = await db.query<{ id: string; channel_id: number | null; payload: AlertEvent; attempts: number }>(
-    `UPDATE alert_deliveries SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $2)
-     WHERE id IN (SELECT id FROM alert_deliveries WHERE state = 'pending' AND next_attempt_at <= now()
-                  ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-     RETURNING id, channel_id, payload, attempts`,
-    [batch, CLAIM_SECONDS],
-  );
+  const due = await claimDueDeliveries(db, batch, CLAIM_SECONDS);
   for (const delivery of due) {
     try {
       const channel = delivery.channel_id === null ? undefined : await channelForDelivery(db, delivery.channel_id);
       if (!channel) throw new PermanentFailure('the alert channel was deleted');
       const status = await send(channel, delivery.payload, delivery.id, mailer, options.smsWebhookUrl);
-      await db.query(
-        "UPDATE alert_deliveries SET state = 'delivered', delivered_at = now(), last_status = $2, last_error = NULL WHERE id = $1",
-        [delivery.id, status],
-      );
+      await markDeliveryDelivered(db, delivery.id, status);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const status = (error as { status?: number }).status ?? null;
       const last = error instanceof PermanentFailure || delivery.attempts >= MAX_DELIVERY_ATTEMPTS;
-      await db.query(
-        `UPDATE alert_deliveries SET last_error = $2, last_status = $3, state = CASE WHEN $4 THEN 'failed' ELSE 'pending' END,
-           next_attempt_at = now() + make_interval(secs => $5)
-         WHERE id = $1`,
-        [delivery.id, message, status, last, (options.retryBaseMs * 2 ** (delivery.attempts - 1)) / 1000],
-      );
+      await markDeliveryFailed(db, delivery.id, {
+        error: message,
+        status,
+        giveUp: last,
+        retryInSeconds: (options.retryBaseMs * 2 ** (delivery.attempts - 1)) / 1000,
+      });
       logger.warn({ deliveryId: delivery.id, attempt: delivery.attempts, err: message }, last ? 'alert delivery given up' : 'alert delivery failed; will retry');
     }
   }

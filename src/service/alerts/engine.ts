@@ -8,7 +8,16 @@ import {
   type AlertSettings,
   type ChannelRecord,
 } from '../store/alert-channels.js';
+import {
+  alertedFailingChecks,
+  claimReminder,
+  lockAlertState,
+  saveAlertState,
+  setAlertStateIncident,
+  type AlertStateRow,
+} from '../store/check-alert-states.js';
 import { groupOfCheck } from '../store/check-groups.js';
+import { finalResultsOfSession, type FinalResultSummaryRow } from '../store/check-results.js';
 import { getCheck, type CheckRow } from '../store/checks.js';
 import { addIncidentUpdate, createIncident } from '../store/incidents.js';
 import { allWindows } from '../store/maintenance-windows.js';
@@ -20,26 +29,6 @@ import type { AlertEvent, AlertEventName } from './events.js';
 const QUIET_SOURCES = new Set(['TEST_NO_RECORD', 'TEST_RECORD', 'TRIGGER_NO_RECORD', 'EDITOR']);
 
 type Outcome = 'PASS' | 'DEGRADED' | 'FAIL';
-
-interface StateRow {
-  state: 'PASSING' | 'DEGRADED' | 'FAILING';
-  consecutive_failures: number;
-  alerted: boolean;
-  reminders_sent: number;
-  alerted_at: Date | null;
-  incident_id: string | null;
-}
-
-interface ResultRow {
-  run_location: string;
-  has_errors: boolean;
-  has_failures: boolean;
-  is_degraded: boolean;
-  is_cancelled: boolean;
-  timed_out: boolean;
-  response_time: number | null;
-  error: { code: string; message: string } | null;
-}
 
 /** The check's own settings over the defaults, or the account's when it uses them. */
 async function settingsFor(ctx: ServiceContext, check: CheckRow): Promise<AlertSettings> {
@@ -58,7 +47,7 @@ async function settingsFor(ctx: ServiceContext, check: CheckRow): Promise<AlertS
  * run at several locations fails only when at least that share of them
  * failed; fewer failures make it degraded.
  */
-function outcomeOf(status: string, results: readonly ResultRow[], settings: AlertSettings): Outcome | undefined {
+function outcomeOf(status: string, results: readonly FinalResultSummaryRow[], settings: AlertSettings): Outcome | undefined {
   if (status === 'CANCELLED') return undefined;
   const counted = results.filter((result) => !result.is_cancelled);
   const failed = counted.filter((result) => result.has_errors || result.has_failures || result.timed_out).length;
@@ -98,7 +87,7 @@ function eventOf(
   name: AlertEventName,
   check: CheckRow,
   session: SessionRow | null,
-  results: readonly ResultRow[],
+  results: readonly FinalResultSummaryRow[],
   consecutiveFailures: number,
 ): AlertEvent {
   return {
@@ -127,7 +116,7 @@ function eventOf(
 }
 
 /** triggerIncident: a failure alert opens an incident on the service named, its recovery resolves it. */
-async function followIncident(ctx: ServiceContext, check: CheckRow, name: AlertEventName, state: StateRow): Promise<string | null> {
+async function followIncident(ctx: ServiceContext, check: CheckRow, name: AlertEventName, state: AlertStateRow): Promise<string | null> {
   const trigger = check.definition.triggerIncident as
     | { serviceId?: string; name?: string; description?: string; notifySubscribers?: boolean }
     | null
@@ -185,11 +174,7 @@ export async function judgeRun(ctx: ServiceContext, session: SessionRow): Promis
   const check = await getCheck(ctx.db, session.account_id, session.check_id);
   if (!check || !alertsAnywhere(check)) return;
   const settings = await settingsFor(ctx, check);
-  const results = await ctx.db.query<ResultRow>(
-    `SELECT run_location, has_errors, has_failures, is_degraded, is_cancelled, timed_out, response_time, error
-     FROM check_results WHERE session_id = $1 AND result_type = 'FINAL' ORDER BY run_location`,
-    [session.id],
-  );
+  const results = await finalResultsOfSession(ctx.db, session.id);
   const outcome = outcomeOf(session.status, results, settings);
   if (!outcome) return;
   // Read before the transaction: inside it only `tx` may be used (PGlite has one connection).
@@ -197,19 +182,18 @@ export async function judgeRun(ctx: ServiceContext, session: SessionRow): Promis
   const channels = await channelsById(ctx.db, check.account_id);
 
   const { events, state: before } = await ctx.db.transaction(async (tx) => {
-    await tx.query(`INSERT INTO check_alert_states (check_id, state) VALUES ($1, 'PASSING') ON CONFLICT DO NOTHING`, [check.id]);
-    const [state] = await tx.query<StateRow>('SELECT * FROM check_alert_states WHERE check_id = $1 FOR UPDATE', [check.id]);
+    const state = await lockAlertState(tx, check.id);
     const events: AlertEventName[] = [];
-    let next: StateRow = { ...state! };
+    let next: AlertStateRow = { ...state };
     if (outcome === 'FAIL') {
-      next = { ...next, state: 'FAILING', consecutive_failures: state!.consecutive_failures + 1 };
-      if (!state!.alerted && next.consecutive_failures >= Math.max(1, settings.runBasedEscalation.failedRunThreshold)) {
+      next = { ...next, state: 'FAILING', consecutive_failures: state.consecutive_failures + 1 };
+      if (!state.alerted && next.consecutive_failures >= Math.max(1, settings.runBasedEscalation.failedRunThreshold)) {
         events.push('ALERT_FAILURE');
         next = { ...next, alerted: true, alerted_at: new Date(), reminders_sent: 0 };
       }
     } else {
-      if (state!.alerted) events.push('ALERT_RECOVERY');
-      if (outcome === 'DEGRADED' && state!.state !== 'DEGRADED') events.push('ALERT_DEGRADED');
+      if (state.alerted) events.push('ALERT_RECOVERY');
+      if (outcome === 'DEGRADED' && state.state !== 'DEGRADED') events.push('ALERT_DEGRADED');
       next = { ...next, state: outcome === 'DEGRADED' ? 'DEGRADED' : 'PASSING', consecutive_failures: 0, alerted: false, alerted_at: null, reminders_sent: 0 };
     }
     const targets: DeliveryTarget[] = [];
@@ -217,13 +201,9 @@ export async function judgeRun(ctx: ServiceContext, session: SessionRow): Promis
       if (quiet) ctx.logger.info({ checkId: check.id, event: name, reason: quiet }, 'alert held back');
       else targets.push(...targetsFor(channels, check, eventOf(ctx, name, check, session, results, next.consecutive_failures)));
     }
-    await tx.query(
-      `UPDATE check_alert_states SET state = $2, consecutive_failures = $3, alerted = $4, alerted_at = $5, reminders_sent = $6,
-         updated_at = now() WHERE check_id = $1`,
-      [check.id, next.state, next.consecutive_failures, next.alerted, next.alerted_at, next.reminders_sent],
-    );
+    await saveAlertState(tx, check.id, next);
     await enqueueDeliveries(tx, check.account_id, targets);
-    return { events, state: state! };
+    return { events, state };
   });
   ctx.wakeAlerts();
 
@@ -232,7 +212,7 @@ export async function judgeRun(ctx: ServiceContext, session: SessionRow): Promis
   let incidentId = before.incident_id;
   for (const name of events) incidentId = await followIncident(ctx, check, name, { ...before, incident_id: incidentId });
   if (incidentId !== before.incident_id) {
-    await ctx.db.query('UPDATE check_alert_states SET incident_id = $2 WHERE check_id = $1', [check.id, incidentId]);
+    await setAlertStateIncident(ctx.db, check.id, incidentId);
   }
 }
 
@@ -242,11 +222,7 @@ export async function judgeRun(ctx: ServiceContext, session: SessionRow): Promis
  * in maintenance, and counted all the same).
  */
 export async function sendDueReminders(ctx: ServiceContext): Promise<void> {
-  const failing = await ctx.db.query<{ check_id: string; account_id: string; alerted_at: Date; reminders_sent: number; consecutive_failures: number }>(
-    `SELECT s.check_id, c.account_id, s.alerted_at, s.reminders_sent, s.consecutive_failures
-     FROM check_alert_states s JOIN checks c ON c.id = s.check_id
-     WHERE s.alerted AND s.state = 'FAILING'`,
-  );
+  const failing = await alertedFailingChecks(ctx.db);
   for (const row of failing) {
     const check = await getCheck(ctx.db, row.account_id, row.check_id);
     if (!check) continue;
@@ -257,12 +233,8 @@ export async function sendDueReminders(ctx: ServiceContext): Promise<void> {
     const channels = await channelsById(ctx.db, check.account_id);
     await ctx.db.transaction(async (tx) => {
       // Counted under the row lock: a tick on another service instance cannot send the same reminder.
-      const claimed = await tx.query(
-        `UPDATE check_alert_states SET reminders_sent = reminders_sent + 1 WHERE check_id = $1 AND alerted AND reminders_sent = $2
-         RETURNING check_id`,
-        [check.id, row.reminders_sent],
-      );
-      if (claimed.length === 0 || quiet) return;
+      const claimed = await claimReminder(tx, check.id, row.reminders_sent);
+      if (!claimed || quiet) return;
       const event = eventOf(ctx, 'ALERT_REMINDER', check, null, [], row.consecutive_failures);
       await enqueueDeliveries(tx, check.account_id, targetsFor(channels, check, event));
     });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
+import { failedResultRows, type FailedResultRow } from '../store/check-results.js';
 
 /** One failed location result, as an analysis reads it. */
 export interface FailedResult {
@@ -61,24 +62,7 @@ export function fingerprintOf(result: FailedResult): { fingerprint: string; code
   return { fingerprint: 'FAILED', code: 'FAILED', message: 'The check failed without an error or a failed assertion' };
 }
 
-interface ResultRow {
-  id: string;
-  session_id: string;
-  check_id: string;
-  run_location: string;
-  check_type: string;
-  started_at: Date | null;
-  stopped_at: Date | null;
-  created_at: Date;
-  response_time: number | null;
-  status_code: number | null;
-  timings: Record<string, number | null> | null;
-  error: { code: string; message: string } | null;
-  assertions: { source: string; property: string; comparison: string; target: string; actual: unknown; passed: boolean }[];
-  logs: { level: string; message: string }[];
-}
-
-const failed = (row: ResultRow): FailedResult => ({
+const failed = (row: FailedResultRow): FailedResult => ({
   resultId: row.id,
   checkSessionId: row.session_id,
   runLocation: row.run_location,
@@ -101,16 +85,11 @@ export async function failedResults(
   accountId: string,
   scope: { checkId: string } | { checkSessionId: string },
 ): Promise<(FailedResult & { checkId: string })[]> {
-  const bySession = 'checkSessionId' in scope;
-  const rows = await db.query<ResultRow>(
-    `SELECT id, session_id, check_id, run_location, check_type, started_at, stopped_at, created_at, response_time,
-            status_code, timings, error, assertions, logs
-     FROM check_results
-     WHERE account_id = $1 AND ${bySession ? 'session_id' : 'check_id'} = $2
-       AND (has_errors OR has_failures) AND NOT is_cancelled
-       ${bySession ? '' : `AND created_at > now() - make_interval(days => ${ERROR_GROUP_DAYS})`}
-     ORDER BY created_at DESC, id LIMIT ${MAX_RESULTS}`,
-    [accountId, bySession ? scope.checkSessionId : scope.checkId],
+  const rows = await failedResultRows(
+    db,
+    accountId,
+    'checkSessionId' in scope ? scope : { checkId: scope.checkId, days: ERROR_GROUP_DAYS },
+    MAX_RESULTS,
   );
   return rows.map((row) => ({ ...failed(row), checkId: row.check_id }));
 }

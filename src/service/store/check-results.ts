@@ -127,3 +127,66 @@ export async function getSessionResult(
   );
   return row;
 }
+
+/** What alerting reads of a location's result. */
+export interface FinalResultSummaryRow {
+  run_location: string;
+  has_errors: boolean;
+  has_failures: boolean;
+  is_degraded: boolean;
+  is_cancelled: boolean;
+  timed_out: boolean;
+  response_time: number | null;
+  error: { code: string; message: string } | null;
+}
+
+/** The session's FINAL result at each location, by location. */
+export async function finalResultsOfSession(db: Queryable, sessionId: string): Promise<FinalResultSummaryRow[]> {
+  return db.query<FinalResultSummaryRow>(
+    `SELECT run_location, has_errors, has_failures, is_degraded, is_cancelled, timed_out, response_time, error
+     FROM check_results WHERE session_id = $1 AND result_type = 'FINAL' ORDER BY run_location`,
+    [sessionId],
+  );
+}
+
+/** What an error group reads of a failed result. */
+export interface FailedResultRow {
+  id: string;
+  session_id: string;
+  check_id: string;
+  run_location: string;
+  check_type: string;
+  started_at: Date | null;
+  stopped_at: Date | null;
+  created_at: Date;
+  response_time: number | null;
+  status_code: number | null;
+  timings: Record<string, number | null> | null;
+  error: { code: string; message: string } | null;
+  assertions: { source: string; property: string; comparison: string; target: string; actual: unknown; passed: boolean }[];
+  logs: { level: string; message: string }[];
+}
+
+/**
+ * Failed (not cancelled) results of one session, or of a check in its last
+ * `days` days; newest first, at most `limit`.
+ */
+export async function failedResultRows(
+  db: Queryable,
+  accountId: string,
+  scope: { checkId: string; days: number } | { checkSessionId: string },
+  limit: number,
+): Promise<FailedResultRow[]> {
+  const bySession = 'checkSessionId' in scope;
+  const params: unknown[] = [accountId, bySession ? scope.checkSessionId : scope.checkId, limit];
+  return db.query<FailedResultRow>(
+    `SELECT id, session_id, check_id, run_location, check_type, started_at, stopped_at, created_at, response_time,
+            status_code, timings, error, assertions, logs
+     FROM check_results
+     WHERE account_id = $1 AND ${bySession ? 'session_id' : 'check_id'} = $2
+       AND (has_errors OR has_failures) AND NOT is_cancelled
+       ${bySession ? '' : `AND created_at > now() - make_interval(days => $${params.push(scope.days)}::int)`}
+     ORDER BY created_at DESC, id LIMIT $3::int`,
+    params,
+  );
+}
