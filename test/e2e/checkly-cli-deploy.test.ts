@@ -2,7 +2,7 @@
  * `checkly deploy` and `checkly destroy`, the public CLI's own processes,
  * against a real service: a project of a URL monitor, an API check and a
  * multi-step check on a private location whose real agent runs them against
- * a loopback site; deployed, changed (one check updated in place, one
+ * a loopback site, and a status page; deployed, changed (one check updated in place, one
  * removed), previewed and destroyed.
  */
 import { mkdir, mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
@@ -104,6 +104,11 @@ new ApiCheck('orders-api', {
       'journey.check.ts': `import { MultiStepCheck } from 'checkly/constructs'
 new MultiStepCheck('journey', { name: 'Shop journey', code: { entrypoint: './journey.spec.ts' } })
 `,
+      // A status page and the service it shows: Outpost serves it at /status/shop-status.
+      'status.check.ts': `import { StatusPage, StatusPageService } from 'checkly/constructs'
+const shop = new StatusPageService('shop-service', { name: 'Shop' })
+new StatusPage('shop-status', { name: 'Shop status', url: 'shop-status', defaultTheme: 'DARK', cards: [{ name: 'Storefront', services: [shop] }] })
+`,
     });
     cli = checklyCli(() => service, home, project);
   }, 60_000);
@@ -129,8 +134,12 @@ new UrlMonitor('home', {
     const output = await cli.ok(['deploy', '--force', '--output'], { timeoutMs: CLI_MS });
     expect(output).toContain('Successfully deployed project "Outpost e2e" to account');
     expect(output).toMatch(
-      /Create:\n\s+EmailAlertChannel: ops-mail\n\s+UrlMonitor: home\n\s+MultiStepCheck: journey\n\s+ApiCheck: orders-api\n\s+CheckGroupV2: backend\n/,
+      /Create:\n\s+EmailAlertChannel: ops-mail\n\s+UrlMonitor: home\n\s+MultiStepCheck: journey\n\s+ApiCheck: orders-api\n\s+CheckGroupV2: backend\n\s+StatusPage: shop-status\n\s+StatusPageService: shop-service\n/,
     );
+    const pages = (await service.api('GET', '/v1/status-pages')).body as unknown[];
+    expect(pages).toEqual([
+      expect.objectContaining({ name: 'Shop status', url: 'shop-status', defaultTheme: 'DARK', cards: [{ name: 'Storefront', services: [expect.objectContaining({ name: 'Shop' })] }] }),
+    ]);
 
     const deployed = await checks();
     expect(deployed.map((check) => [check.name, check.checkType]).sort()).toEqual([
@@ -195,5 +204,7 @@ new HeartbeatMonitor('nightly-backup', { name: 'Nightly backup', period: 1, peri
     const output = await cli.ok(['destroy', '--force'], { timeoutMs: CLI_MS });
     expect(output).toContain('All resources associated with project "Outpost e2e" have been successfully deleted.');
     expect(await checks()).toEqual([]);
+    expect((await service.api('GET', '/v1/status-pages')).body).toEqual([]);
+    expect((await service.api('GET', '/v1/status-pages/services')).body).toEqual([]);
   }, 120_000);
 });

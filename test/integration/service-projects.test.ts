@@ -261,7 +261,8 @@ describe.each(DB_KINDS)('projects: checkly deploy and destroy (%s)', (kind) => {
       );
       return { inMs: row!.next_run_at.getTime() - Date.now(), runs: row!.runs };
     };
-    expect((await deploy(bundle([urlMonitor('now', 'http://127.0.0.1:9/now', 'at once')], 'eager'))).status).toBe(202);
+    // On a private location, so the scheduler's first tick starts a session rather than refusing a check with nowhere to run.
+    expect((await deploy(bundle([urlMonitor('now', 'http://127.0.0.1:9/now', 'at once'), location(locationId), assignment('now', locationId)], 'eager'))).status).toBe(202);
     expect((await deploy(bundle([urlMonitor('later', 'http://127.0.0.1:9/later', 'later')], 'patient'), '&scheduleOnDeploy=false')).status).toBe(202);
     const eager = await firstRun('at once');
     expect(eager.runs > 0 || eager.inMs < 60_000, JSON.stringify(eager)).toBe(true);
@@ -285,6 +286,102 @@ describe.each(DB_KINDS)('projects: checkly deploy and destroy (%s)', (kind) => {
     const names = (await checks()).map((check) => check.name);
     expect(names).toContain('leaves');
     expect(names).not.toContain('stays');
+  });
+
+  it('deploys status pages and their services, a check opening incidents on one, updates them in place and removes them', async () => {
+    const apiService: Resource = { logicalId: 'api-service', type: 'status-page-service', member: true, payload: { name: 'Public API' } };
+    const webService: Resource = { logicalId: 'web-service', type: 'status-page-service', member: true, payload: { name: 'Website' } };
+    // As StatusPage.synthesize() sends it: services as refs, fields left unset absent.
+    const page = (name: string, services: string[], extra: Record<string, unknown> = {}): Resource => ({
+      logicalId: 'public-page',
+      type: 'status-page',
+      member: true,
+      payload: { name, url: 'shop-status', defaultTheme: 'DARK', cards: [{ name: 'Shop', services: services.map((ref) => ({ ref })) }], ...extra },
+    });
+    // As Check.synthesize() sends `triggerIncident: { service, severity, … }`.
+    const linked: Resource = {
+      ...urlMonitor('api-up', 'http://127.0.0.1:9/api', 'api up'),
+      payload: { ...(urlMonitor('api-up', 'http://127.0.0.1:9/api').payload as object), name: 'api up', triggerIncident: { serviceId: { ref: 'api-service' }, severity: 'MAJOR', name: 'API down', description: 'The API fails', notifySubscribers: true } },
+    };
+    const pages = async () => (await service.api('GET', '/v1/status-pages')).body as { id: string; name: string; url: string; defaultTheme: string; logo: string | null; cards: { name: string; services: { id: string; name: string }[] }[] }[];
+    const services = async () => (await service.api('GET', '/v1/status-pages/services')).body as { id: string; name: string }[];
+
+    const first = await deploy(bundle([apiService, webService, linked, page('Shop status', ['api-service', 'web-service'])], 'pages'));
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    const created = (first.body.result.diff as { type: string; logicalId: string; action: string; physicalId: string }[]).filter((entry) => entry.type.startsWith('status-page'));
+    expect(created.map(({ action, type, logicalId }) => `${action} ${type} ${logicalId}`).sort()).toEqual([
+      'CREATE status-page public-page',
+      'CREATE status-page-service api-service',
+      'CREATE status-page-service web-service',
+    ]);
+    const [shown] = await pages();
+    expect(shown).toMatchObject({ name: 'Shop status', url: 'shop-status', defaultTheme: 'DARK', logo: null, cards: [{ name: 'Shop', services: [{ name: 'Public API' }, { name: 'Website' }] }] });
+    const apiId = (await services()).find((entry) => entry.name === 'Public API')!.id;
+    expect(created.find((entry) => entry.logicalId === 'api-service')!.physicalId).toBe(apiId);
+    const check = (await checks()).find((entry) => entry.name === 'api up')!;
+    expect((await service.api('GET', `/v1/checks/${check.id}`)).body.triggerIncident).toMatchObject({ serviceId: apiId, name: 'API down' });
+    expect((await service.raw('GET', '/status/shop-status')).status).toBe(200);
+
+    // Renamed service, page with a logo and one card fewer service: the same records, changed in place.
+    const renamed: Resource = { ...apiService, payload: { name: 'Orders API' } };
+    const second = await deploy(bundle([renamed, linked, page('Shop status (new)', ['api-service'], { logo: 'https://example.test/logo.png' })], 'pages'));
+    expect(second.status, JSON.stringify(second.body)).toBe(202);
+    const actions = (second.body.result.diff as { type: string; logicalId: string; action: string }[]).map(({ action, type, logicalId }) => `${action} ${type} ${logicalId}`);
+    expect(actions).toEqual(expect.arrayContaining(['UPDATE status-page public-page', 'UPDATE status-page-service api-service', 'DELETE status-page-service web-service']));
+    const [updated] = await pages();
+    expect(updated).toMatchObject({ id: shown!.id, name: 'Shop status (new)', logo: 'https://example.test/logo.png', cards: [{ name: 'Shop', services: [{ id: apiId, name: 'Orders API' }] }] });
+    expect((await services()).map((entry) => entry.name)).toEqual(['Orders API']);
+
+    // Preview names what a removal would do, and does nothing.
+    const dry = await preview(bundle([renamed, linked], 'pages'));
+    expect((dry.body.diff as { type: string; action: string }[]).filter((entry) => entry.type === 'status-page')).toEqual([expect.objectContaining({ action: 'DELETE' })]);
+    expect((await pages()).length).toBe(1);
+
+    // The check no longer opens incidents, so the service may go with its page.
+    const third = await deploy(bundle([urlMonitor('api-up', 'http://127.0.0.1:9/api', 'api up')], 'pages'));
+    expect(third.status, JSON.stringify(third.body)).toBe(202);
+    expect(await pages()).toEqual([]);
+    expect(await services()).toEqual([]);
+    expect((await service.raw('GET', '/status/shop-status')).status).toBe(404);
+    expect((await service.api('DELETE', '/v1/projects/pages?preserveResources=false&dryRun=false')).status).toBe(202);
+  });
+
+  it('refuses what Outpost\'s status pages cannot hold, naming the construct, and rolls back an invalid page', async () => {
+    const refused = await deploy(
+      bundle([
+        { logicalId: 'branded', type: 'status-page', member: true, payload: { name: 'Branded', url: 'branded', customDomain: 'status.example.test', cards: [] } },
+        { logicalId: 'modern', type: 'status-page', member: true, payload: { name: 'Modern', url: 'modern', version: 3 } },
+      ], 'refused-pages'),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toBe(
+      'Outpost cannot deploy these constructs; nothing was changed:\n' +
+        '  - status-page "branded": Outpost serves status pages at /status/{url} only and has no custom domains; leave customDomain (status.example.test) out\n' +
+        '  - status-page "modern": Outpost has no v3 status pages; use StatusPage, with cards of StatusPageServices',
+    );
+    const invalid = await deploy(
+      bundle([
+        { logicalId: 'svc', type: 'status-page-service', member: true, payload: { name: 'Rolled back' } },
+        { logicalId: 'plain', type: 'status-page', member: true, payload: { name: 'Plain', url: 'plain', logo: 'http://example.test/logo.png', cards: [{ name: 'All', services: [{ ref: 'svc' }] }] } },
+      ], 'refused-pages'),
+    );
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.message).toMatch(/^status-page "plain" cannot be deployed; nothing was changed: Invalid body: logo/);
+    expect((await service.api('GET', '/v1/status-pages/services')).body).toEqual([]);
+    expect((await service.api('GET', '/v1/status-pages')).body).toEqual([]);
+  });
+
+  it('detaches a status page and its service when the project is destroyed preserving resources', async () => {
+    const kept = bundle([
+      { logicalId: 'kept-service', type: 'status-page-service', member: true, payload: { name: 'Kept' } },
+      { logicalId: 'kept-page', type: 'status-page', member: true, payload: { name: 'Kept page', url: 'kept-page', cards: [{ name: 'All', services: [{ ref: 'kept-service' }] }] } },
+    ], 'kept-pages');
+    expect((await deploy(kept)).status).toBe(202);
+    const destroyed = await service.api('DELETE', '/v1/projects/kept-pages?preserveResources=true&dryRun=false');
+    expect(destroyed.body.result.diff.map((entry: { action: string; type: string }) => `${entry.action} ${entry.type}`).sort()).toEqual(['DETACHED status-page', 'DETACHED status-page-service']);
+    const [page] = (await service.api('GET', '/v1/status-pages')).body as { id: string; cards: { services: { name: string }[] }[] }[];
+    expect(page!.cards[0]!.services).toEqual([expect.objectContaining({ name: 'Kept' })]);
+    expect((await service.api('DELETE', `/v1/status-pages/${page!.id}`)).status).toBe(204);
   });
 
   it('answers a corrupt gzip body with 400', async () => {

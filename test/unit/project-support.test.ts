@@ -35,6 +35,15 @@ describe('which constructs a project deploy refuses', () => {
     expect(refusalOf({ logicalId: 'pl', type: 'private-location', member: false, physicalId: 'f0', payload: null })).toBeUndefined();
   });
 
+  it('deploys StatusPage and StatusPageService, refusing a custom domain and v3 pages', () => {
+    const page = (payload: Record<string, unknown>): Resource => ({ logicalId: 'page', type: 'status-page', member: true, payload: { name: 'P', url: 'p-page', cards: [], ...payload } });
+    expect(refusalOf(page({}))).toBeUndefined();
+    expect(refusalOf({ logicalId: 'svc', type: 'status-page-service', member: true, payload: { name: 'API' } })).toBeUndefined();
+    expect(refusalOf(page({ customDomain: 'status.example.test' }))?.reason).toMatch(/no custom domains/);
+    expect(refusalOf(page({ version: 3 }))?.reason).toBe('Outpost has no v3 status pages; use StatusPage, with cards of StatusPageServices');
+    expect(refusalOf({ logicalId: 'c', type: 'status-page-component', member: true, payload: {} })?.reason).toBe('Outpost has no v3 status page components');
+  });
+
   it('lists every refused construct in one message', () => {
     const error = new ConstructRefusedError([
       { type: 'check', logicalId: 'pings', kind: 'HEARTBEAT', reason: 'no heartbeats' },

@@ -15,6 +15,7 @@ import { applyChannel } from './apply-channel.js';
 import { applyCheck } from './apply-check.js';
 import { applyGroup } from './apply-group.js';
 import { applyMaintenanceWindow } from './apply-maintenance-window.js';
+import { applyStatusPage, applyStatusPageService } from './apply-status-page.js';
 import { ConstructInvalidError } from './construct-invalid-error.js';
 import { ConstructRefusedError, type Refusal } from './construct-refused-error.js';
 import { physicalIdOf, resourceKey, type DiffEntry } from './diff.js';
@@ -67,10 +68,12 @@ const WRITERS: Record<string, (scope: DeployScope, resource: Resource) => Promis
   'check-group': applyGroup,
   check: applyCheck,
   'maintenance-window': applyMaintenanceWindow,
+  'status-page-service': applyStatusPageService,
+  'status-page': applyStatusPage,
 };
 
 /** Order the records are written in, so a link finds what it points at. */
-const WRITE_ORDER = ['alert-channel', 'check-group', 'check', 'maintenance-window'];
+const WRITE_ORDER = ['alert-channel', 'status-page-service', 'check-group', 'check', 'maintenance-window', 'status-page'];
 
 /**
  * Applies a project in one transaction: every construct becomes (or updates
@@ -187,7 +190,7 @@ async function apply(
       ...gone.map((row) => ({ type: row.resource_type, logicalId: row.logical_id, physicalId: physicalIdOf(row.resource_type, row.physical_id), action: 'DETACHED' as const })),
     );
   } else {
-    diff.push(...(await removeResources(tx, accountId, gone)));
+    diff.push(...(await removeResources(scope.ctx.db, accountId, gone)));
   }
   await replaceProjectResources(tx, project.id, kept);
   return diff;

@@ -19,12 +19,25 @@ const CHECK_REFUSALS: Record<string, string> = {
 const TYPE_REFUSALS: Record<string, string> = {
   'private-location':
     'deploy does not create private locations on Outpost; create it through the API and refer to it by its slug or with PrivateLocation.fromId()',
-  'status-page': 'deploy does not manage status pages on Outpost; create them through /v1/status-pages',
-  'status-page-service': 'deploy does not manage status page services on Outpost; create them through /v1/status-pages',
   'status-page-component': 'Outpost has no v3 status page components',
   'status-page-automation-rule': 'Outpost has no status page automation rules',
   dashboard: 'Outpost has no dashboards',
 };
+
+/**
+ * Why a status page construct holds what Outpost's status pages cannot, or
+ * undefined: Outpost keeps StatusPage's fields, served at /status/{url}.
+ */
+function statusPageRefusal(payload: unknown): string | undefined {
+  const page = (payload ?? {}) as { version?: unknown; customDomain?: unknown };
+  if (page.version !== undefined && page.version !== null) {
+    return 'Outpost has no v3 status pages; use StatusPage, with cards of StatusPageServices';
+  }
+  if (typeof page.customDomain === 'string' && page.customDomain !== '') {
+    return `Outpost serves status pages at /status/{url} only and has no custom domains; leave customDomain (${page.customDomain}) out`;
+  }
+  return undefined;
+}
 
 /** The check type definition a check construct is created with, if Outpost deploys its type. */
 export function deployableCheckType(checkType: unknown): CheckTypeDefinition | undefined {
@@ -56,8 +69,13 @@ export function refusalOf(resource: Resource): Refusal | undefined {
       if ((CHANNEL_TYPES as readonly string[]).includes(kind)) return undefined;
       return { type, logicalId, kind, reason: `Outpost sends alerts by ${CHANNEL_TYPES.join(', ')} only` };
     }
+    case 'status-page': {
+      const reason = statusPageRefusal(resource.payload);
+      return reason === undefined ? undefined : { type, logicalId, reason };
+    }
     case 'check-group':
     case 'maintenance-window':
+    case 'status-page-service':
     case 'alert-channel-subscription':
     case 'private-location-check-assignment':
     case 'private-location-group-assignment':

@@ -2,6 +2,7 @@ import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { speaksChecklyDialect } from '../auth.js';
 import type { ServiceContext } from '../context.js';
+import type { Queryable } from '../db/database.js';
 import { sendError, sendInvalidBody } from '../http-errors.js';
 import { ErrorA, ErrorB, IdParams, Pagination } from '../schemas/common.js';
 import { enqueueMail } from '../mail/outbox.js';
@@ -38,6 +39,7 @@ const Uuid = Type.String({ format: 'uuid' });
 
 const ServiceRecord = Type.Object({ id: Type.String(), name: Type.String(), created_at: Type.String() });
 const ServiceRef = Type.Object({ id: Type.String(), name: Type.String() });
+export const ServiceBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) });
 
 const BrandingUrl = (description: string) =>
   Type.Optional(Type.Union([Type.String({ maxLength: MAX_URL_LENGTH }), Type.Null()], { default: null, description }));
@@ -47,7 +49,7 @@ const ThemeColorsSchema = Type.Object(
 );
 const ThemeColorsRecord = Type.Record(Type.String(), Type.String());
 
-const PageBody = Type.Object({
+export const PageBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
   url: Type.String({
     pattern: '^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$',
@@ -72,7 +74,7 @@ const PageBody = Type.Object({
     Type.Object({ light: Type.Optional(ThemeColorsSchema), dark: Type.Optional(ThemeColorsSchema) }, { default: {} }),
   ),
 });
-interface PageBodyValue {
+export interface PageBodyValue {
   name: string;
   url: string;
   cards?: StatusPageInput['cards'];
@@ -83,7 +85,7 @@ interface PageBodyValue {
   themeColors?: { light?: ThemeColors; dark?: ThemeColors };
 }
 /** The body with every field it may leave out filled in: a PUT replaces them all. */
-const pageInput = (body: PageBodyValue): StatusPageInput => ({
+export const pageInput = (body: PageBodyValue): StatusPageInput => ({
   name: body.name,
   url: body.url,
   cards: body.cards ?? [],
@@ -112,22 +114,23 @@ const PageListQuery = Type.Object({
   nextId: Type.Optional(Type.String({ format: 'uuid', description: 'Checkly dialect: the status page the page starts at' })),
 });
 
+/** What the page routes (and a project deploy) refuse in a page body: unknown services, branding that is no https URL. */
+export async function pageProblems(db: Queryable, accountId: string, body: StatusPageInput): Promise<Record<string, string>> {
+  const lists: Record<string, string[]> = {};
+  body.cards.forEach((card, index) => (lists[`cards.${index}.services`] = card.services));
+  const problems = await unknownServices(db, accountId, lists);
+  for (const field of BRANDING_URL_FIELDS) {
+    const value = body[field];
+    const problem = value === null ? undefined : brandingUrlProblem(value);
+    if (problem) problems[field] = problem;
+  }
+  return problems;
+}
+
 export const statusPageRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
   async (app) => {
     await app.register(incidentRoutes(ctx));
-
-    async function pageProblems(accountId: string, body: StatusPageInput): Promise<Record<string, string>> {
-      const lists: Record<string, string[]> = {};
-      body.cards.forEach((card, index) => (lists[`cards.${index}.services`] = card.services));
-      const problems = await unknownServices(ctx.db, accountId, lists);
-      for (const field of BRANDING_URL_FIELDS) {
-        const value = body[field];
-        const problem = value === null ? undefined : brandingUrlProblem(value);
-        if (problem) problems[field] = problem;
-      }
-      return problems;
-    }
 
     app.post(
       '/v1/status-pages/services',
@@ -136,7 +139,7 @@ export const statusPageRoutes =
           tags,
           summary: 'Create a status page service',
           description: 'A thing a status page shows and an incident names. Names are unique in the account.',
-          body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }),
+          body: ServiceBody,
           response: { 201: ServiceRecord, 400: ErrorB },
         },
       },
@@ -185,7 +188,7 @@ export const statusPageRoutes =
       },
       async (request, reply) => {
         const body = pageInput(request.body);
-        const problems = await pageProblems(request.accountId, body);
+        const problems = await pageProblems(ctx.db, request.accountId, body);
         if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
         const created = await createPage(ctx.db, request.accountId, body);
         if (!created) return sendError(reply, 400, `The url ${body.url} is taken`, { url: 'is taken' });
@@ -249,7 +252,7 @@ export const statusPageRoutes =
       },
       async (request, reply) => {
         const body = pageInput(request.body);
-        const problems = await pageProblems(request.accountId, body);
+        const problems = await pageProblems(ctx.db, request.accountId, body);
         if (Object.keys(problems).length > 0) return sendInvalidBody(reply, problems);
         const outcome = await updatePage(ctx.db, request.accountId, request.params.id, body);
         if ('notFound' in outcome) return sendError(reply, 404, 'Status page not found');

@@ -158,3 +158,17 @@ export async function deferFirstRuns(db: Queryable, accountId: string, checkIds:
     [accountId, checkIds],
   );
 }
+
+/**
+ * Renames one of the account's status page services in place, keeping what
+ * links to it; false when another of its services has the name (names are
+ * unique in the account), checked first so the deploy's transaction stays usable.
+ */
+export async function renameStatusPageService(db: Queryable, accountId: string, id: string, name: string): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE status_page_services SET name = $3 WHERE account_id = $1 AND id = $2
+       AND NOT EXISTS (SELECT 1 FROM status_page_services o WHERE o.account_id = $1 AND o.name = $3 AND o.id <> $2) RETURNING id`,
+    [accountId, id, name],
+  );
+  return rows.length > 0;
+}
