@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import secureJson from 'secure-json-parse';
 import { MAX_ARTIFACT_NAME } from '../protocol/agent-api.js';
 import { VERSION } from '../version.js';
+import { nameOperations } from './openapi-operation-ids.js';
 import { agentAuth, checklyDialectErrors, userAuth } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { reportDatabaseFailure } from './db/connection-errors.js';
@@ -92,6 +93,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
       },
       security: [{ apiKey: [], account: [] }],
     },
+    transformObject: (document) => ('openapiObject' in document ? nameOperations(document.openapiObject) : document.swaggerObject),
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());

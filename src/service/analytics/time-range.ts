@@ -42,8 +42,14 @@ export function parseInstant(text: string): Date | undefined {
   if (/^\d+(\.\d+)?$/.test(text)) {
     const value = Number(text);
     // Ten digits of seconds reach 2286; anything longer is milliseconds.
-    return new Date(value >= 1e11 ? value : value * 1000);
+    return storable(new Date(value >= 1e11 ? value : value * 1000));
   }
   const parsed = Date.parse(text);
-  return Number.isNaN(parsed) ? undefined : new Date(parsed);
+  return Number.isNaN(parsed) ? undefined : storable(new Date(parsed));
+}
+
+/** Years 1 to 9999: a Date past them is invalid, or one PostgreSQL refuses. */
+function storable(date: Date): Date | undefined {
+  const year = date.getUTCFullYear();
+  return Number.isFinite(date.getTime()) && year >= 1 && year <= 9999 ? date : undefined;
 }

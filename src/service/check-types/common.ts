@@ -140,7 +140,10 @@ function withoutDefaults<T>(schema: T): T {
   const copy: Record<string | symbol, unknown> = {};
   for (const key of Reflect.ownKeys(schema)) {
     if (key === 'default') continue;
-    copy[key] = withoutDefaults((schema as Record<string | symbol, unknown>)[key]);
+    const descriptor = Object.getOwnPropertyDescriptor(schema, key)!;
+    // TypeBox keeps its markers (`~kind`, `~optional`) non-enumerable so they stay out of
+    // JSON; the copy must keep them hidden too, or they leak into the OpenAPI document.
+    Object.defineProperty(copy, key, { ...descriptor, value: withoutDefaults(descriptor.value) });
   }
   return copy as T;
 }

@@ -6,7 +6,7 @@ import { parseInstant, quickRange, QUICK_RANGES } from '../analytics/time-range.
 import type { ServiceContext } from '../context.js';
 import { sendError } from '../http-errors.js';
 import { analyticsRateLimit } from '../rate-limit.js';
-import { ErrorA, ErrorB } from '../schemas/common.js';
+import { CheckTypeNameSchema, DateTimeSchema, ErrorA, ErrorB } from '../schemas/common.js';
 import { getCheck, listChecks } from '../store/checks.js';
 import { statsOfChecks } from '../analytics/batch.js';
 import type { CheckType } from '../../protocol/enums.js';
@@ -54,12 +54,12 @@ const ENDPOINTS: readonly AnalyticsEndpoint[] = [
 const Answer = Type.Object({
   checkId: Type.String(),
   name: Type.String(),
-  checkType: Type.String(),
+  checkType: CheckTypeNameSchema,
   activated: Type.Boolean(),
   muted: Type.Boolean(),
   frequency: Type.Number(),
-  from: Type.String(),
-  to: Type.String(),
+  from: DateTimeSchema,
+  to: DateTimeSchema,
   tags: Type.Array(Type.String()),
   series: Type.Array(
     Type.Object(
@@ -77,7 +77,7 @@ const Answer = Type.Object({
 const Measure = Type.Union([Type.Number(), Type.Null()]);
 const BatchAnswer = Type.Object({
   checkId: Type.String(),
-  checkType: Type.String(),
+  checkType: CheckTypeNameSchema,
   availability: Measure,
   responseTime_avg: Measure,
   responseTime_p50: Measure,

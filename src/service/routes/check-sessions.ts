@@ -5,12 +5,12 @@ import { sendError } from '../http-errors.js';
 import { startRun } from '../runs.js';
 import { waitForSessionEnd } from '../session-completion.js';
 import { ArtifactEntrySchema, artifactEntries } from '../result-records.js';
-import { ErrorA, ErrorB } from '../schemas/common.js';
+import { CheckTypeNameSchema, DateTimeSchema, ErrorA, ErrorB } from '../schemas/common.js';
 import { getSessionResult } from '../store/check-results.js';
 import { findChecksForTrigger, getCheck } from '../store/checks.js';
 import { cancelSessionJobs } from '../store/jobs.js';
 import { getSessionRecord, listSessionRecords, resultSummary, sessionRecord } from '../store/sessions.js';
-import { RUN_SOURCES, SESSION_STATUSES } from '../../protocol/enums.js';
+import { RUN_SOURCES, RunSourceSchema, SESSION_STATUSES } from '../../protocol/enums.js';
 
 const tags = ['Check sessions'];
 
@@ -19,7 +19,7 @@ const SessionResult = Type.Object(
     checkResultId: Type.String(),
     checkResultLink: Type.String(),
     checkId: Type.String(),
-    checkType: Type.String(),
+    checkType: CheckTypeNameSchema,
     runLocation: Type.String(),
     resultType: Type.String(),
     hasErrors: Type.Boolean(),
@@ -36,14 +36,14 @@ export const CheckSession = Type.Object({
   checkSessionId: Type.String(),
   checkSessionLink: Type.String(),
   checkId: Type.String(),
-  checkType: Type.String(),
+  checkType: CheckTypeNameSchema,
   status: Type.Enum(SESSION_STATUSES),
-  startedAt: Type.String(),
+  startedAt: DateTimeSchema,
   timeElapsed: Type.Number(),
   runLocations: Type.Array(Type.String()),
   name: Type.String(),
-  stoppedAt: Type.Union([Type.String(), Type.Null()]),
-  runSource: Type.Union([Type.String(), Type.Null()]),
+  stoppedAt: Type.Union([DateTimeSchema, Type.Null()]),
+  runSource: Type.Union([RunSourceSchema, Type.Null()]),
   results: Type.Array(SessionResult),
 });
 

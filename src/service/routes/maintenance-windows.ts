@@ -46,13 +46,13 @@ const WindowRecord = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
   tags: Type.Array(Type.String()),
-  startsAt: Type.String(),
-  endsAt: Type.String(),
+  startsAt: DateTime,
+  endsAt: DateTime,
   repeatUnit: Type.Union([Type.String(), Type.Null()]),
   repeatInterval: Type.Union([Type.Integer(), Type.Null()]),
-  repeatEndsAt: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String(),
-  updated_at: Type.Union([Type.String(), Type.Null()]),
+  repeatEndsAt: Type.Union([DateTime, Type.Null()]),
+  created_at: DateTime,
+  updated_at: Type.Union([DateTime, Type.Null()]),
 });
 
 const UpdateRecord = Type.Object({
@@ -62,7 +62,7 @@ const UpdateRecord = Type.Object({
   status: Type.String(),
   description: Type.String(),
   notifySubscribers: Type.Boolean(),
-  created_at: Type.String(),
+  created_at: DateTime,
   previousStatus: Type.Union([Type.String(), Type.Null()]),
   previousStartsAt: Type.Union([Type.String(), Type.Null()]),
   previousEndsAt: Type.Union([Type.String(), Type.Null()]),
@@ -73,9 +73,9 @@ const MaintenanceRecord = Type.Object({
   id: Type.String(),
   maintenanceWindowId: Type.Number(),
   status: Type.String(),
-  startsAt: Type.String(),
-  endsAt: Type.String(),
-  created_at: Type.String(),
+  startsAt: DateTime,
+  endsAt: DateTime,
+  created_at: DateTime,
   updates: Type.Array(UpdateRecord),
 });
 

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { speaksChecklyDialect } from '../auth.js';
 import type { ServiceContext } from '../context.js';
 import { collapse, sendError } from '../http-errors.js';
-import { ErrorA, ErrorB } from '../schemas/common.js';
+import { DateTimeSchema, ErrorA, ErrorB } from '../schemas/common.js';
 import type { MemberRole } from '../store/accounts.js';
 import {
   changeMemberRole,
@@ -42,8 +42,8 @@ const ChecklyMember = Type.Object({
   email: Type.String(),
   role: Type.Enum(ROLES),
   status: Type.Literal('ACTIVE'),
-  createdAt: Type.String(),
-  updatedAt: Type.String(),
+  createdAt: DateTimeSchema,
+  updatedAt: DateTimeSchema,
   isSupportMembership: Type.Boolean(),
   ssoEnabled: Type.Boolean(),
   mfaEnabled: Type.Boolean(),

@@ -1,11 +1,11 @@
 import Type from 'typebox';
-import { AlertChannelsSchema } from './common.js';
+import { AlertChannelsSchema, CheckTypeNameSchema, DateTimeSchema } from './common.js';
 
 /** A check as every read answers it: its definition plus what the service sets. */
 export const CheckResponseSchema = Type.Object(
   {
     id: Type.String(),
-    checkType: Type.String(),
+    checkType: CheckTypeNameSchema,
     name: Type.String(),
     activated: Type.Boolean(),
     muted: Type.Boolean(),
@@ -14,8 +14,8 @@ export const CheckResponseSchema = Type.Object(
     privateLocations: Type.Array(Type.String()),
     tags: Type.Array(Type.String()),
     alertChannels: AlertChannelsSchema,
-    created_at: Type.String(),
-    updated_at: Type.Union([Type.String(), Type.Null()]),
+    created_at: DateTimeSchema,
+    updated_at: Type.Union([DateTimeSchema, Type.Null()]),
   },
   { additionalProperties: true },
 );

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { CHECK_TYPES } from '../../protocol/enums.js';
 
 /** Data-center locations of the spec; a private location slug may not look like one. */
 export const DATA_CENTER_LOCATIONS = [
@@ -16,6 +17,15 @@ export const frequencySchema = (defaultMinutes: (typeof FREQUENCIES)[number]) =>
 /** The spec's runtimeId set; which of them a check may use is the runtime catalog's to say. */
 export const RUNTIME_IDS = ['2026.04', '2025.04', '2024.09', '2024.02', '2023.09', '2023.02', '2022.10'] as const;
 export const RuntimeIdSchema = Type.Enum(RUNTIME_IDS);
+
+/** A moment as the API writes it: an ISO 8601 timestamp, which generated clients turn into a date. */
+export const DateTimeSchema = Type.String({ format: 'date-time' });
+
+/**
+ * A check type as records carry it (typed as a plain string in code), listed in the
+ * document as the spec's enum so generated clients know the values.
+ */
+export const CheckTypeNameSchema = Type.Unsafe<string>({ type: 'string', enum: [...CHECK_TYPES] });
 
 export const SlugSchema = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,49}$', description: 'lower-case slug' });
 
