@@ -100,7 +100,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const serviceOutage = createOutageLog({ logger, subject: 'the service', level: 'error' });
   const redisOutage = createOutageLog({ logger, subject: redisName(config.redisUrl), level: 'error' });
   const reporter = new Reporter(client, logger, metrics, serviceOutage);
-  const uploader = new ArtifactUploader(client, { metrics });
+  const uploader = new ArtifactUploader(client, { metrics, agentId });
   // The uptime mode sets up no sandboxes: nothing of the script side is looked for or started.
   let scripts: ScriptHarness | undefined;
   try {

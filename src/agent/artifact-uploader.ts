@@ -17,6 +17,8 @@ export interface ArtifactUploaderOptions {
   attempts?: number;
   limitBytes?: number;
   metrics?: Pick<AgentMetrics, 'artifactBytes' | 'artifactFailures'>;
+  /** Who uploads: the service refuses artifacts of a job not leased to this agent. */
+  agentId?: string;
 }
 
 export type ArtifactFailure = 'too_large' | 'unreadable' | 'unscrubbable' | 'upload_failed';
@@ -25,6 +27,7 @@ export class ArtifactUploader {
   readonly #attempts: number;
   readonly #limit: number;
   readonly #metrics: ArtifactUploaderOptions['metrics'];
+  readonly #agentId: string | undefined;
 
   constructor(
     private readonly client: Pick<ServiceClient, 'uploadArtifact'>,
@@ -33,6 +36,7 @@ export class ArtifactUploader {
     this.#attempts = options.attempts ?? 4;
     this.#limit = options.limitBytes ?? MAX_ARTIFACT_BYTES;
     this.#metrics = options.metrics;
+    this.#agentId = options.agentId;
   }
 
   /** Counts an artifact that never reached the uploader (one that could not be scrubbed, say). */
@@ -63,7 +67,7 @@ export class ArtifactUploader {
     let lastError = '';
     for (let attempt = 1; attempt <= this.#attempts; attempt += 1) {
       try {
-        await this.client.uploadArtifact(jobId, name, createReadStream(path), contentType, size);
+        await this.client.uploadArtifact(jobId, name, createReadStream(path), contentType, size, this.#agentId);
         this.#metrics?.artifactBytes.inc(size);
         return { name, contentType, size, uploaded: true, error: null };
       } catch (error) {

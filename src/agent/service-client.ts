@@ -97,10 +97,13 @@ export class ServiceClient {
     body: Readable | Buffer,
     contentType: string,
     size: number,
+    /** The service takes a job's artifacts only from the agent the job is leased to. */
+    agentId?: string,
   ): Promise<void> {
+    const query = agentId === undefined ? '' : `?agentId=${encodeURIComponent(agentId)}`;
     await this.#call(
       'PUT',
-      `/v1/agent/jobs/${jobId}/artifacts/${encodeURIComponent(name)}`,
+      `/v1/agent/jobs/${jobId}/artifacts/${encodeURIComponent(name)}${query}`,
       body,
       { 'content-type': contentType, 'content-length': String(size) },
       undefined,

@@ -1025,7 +1025,7 @@ describe.each(DB_KINDS)('agent protocol, driven by hand (%s)', (kind) => {
       await triggered([location]);
       const job = await agent.claimOne();
       const put = (name: string, body: Uint8Array | string, contentType: string) =>
-        fetch(`${service.url}/v1/agent/jobs/${job.jobId}/artifacts/${name}`, {
+        fetch(`${service.url}/v1/agent/jobs/${job.jobId}/artifacts/${name}?agentId=${agent.agentId}`, {
           method: 'PUT',
           headers: { authorization: `Bearer ${location.rawKey}`, 'content-type': contentType },
           body,
@@ -1082,10 +1082,10 @@ describe.each(DB_KINDS)('agent protocol, driven by hand (%s)', (kind) => {
     });
 
     it('refuses a declared Content-Length over 150 MB with 413 shape A before any byte of the body', async () => {
-      const { location, job } = await leasedJob();
+      const { location, agent, job } = await leasedJob();
       const started = Date.now();
       const outcome = await putDeclaringLength(
-        `${service.url}/v1/agent/jobs/${job.jobId}/artifacts/trace.zip`,
+        `${service.url}/v1/agent/jobs/${job.jobId}/artifacts/trace.zip?agentId=${agent.agentId}`,
         location.rawKey,
         MAX_ARTIFACT_BYTES + 1,
       );
@@ -1099,9 +1099,9 @@ describe.each(DB_KINDS)('agent protocol, driven by hand (%s)', (kind) => {
     it('accepts an artifact of exactly 150 MB declared, as far as the headers go', async () => {
       // The limit is inclusive: exactly MAX_ARTIFACT_BYTES is allowed. Only a
       // small body is sent, so the service must wait for the rest; give up quickly.
-      const { location, job } = await leasedJob();
+      const { location, agent, job } = await leasedJob();
       const outcome = await new Promise<number | undefined>((resolve) => {
-        const req = request(`${service.url}/v1/agent/jobs/${job.jobId}/artifacts/trace.zip`, {
+        const req = request(`${service.url}/v1/agent/jobs/${job.jobId}/artifacts/trace.zip?agentId=${agent.agentId}`, {
           method: 'PUT',
           headers: { authorization: `Bearer ${location.rawKey}`, 'content-length': String(MAX_ARTIFACT_BYTES) },
         });
@@ -1124,14 +1124,14 @@ describe.each(DB_KINDS)('agent protocol, driven by hand (%s)', (kind) => {
     it(
       'refuses a streamed upload that passes 150 MB with 413 shape A and leaves no file behind',
       async () => {
-        const { location, job, put } = await leasedJob();
+        const { location, agent, job, put } = await leasedJob();
         // A small artifact first, to learn where this job's files go.
         expect((await put('small.txt', 'kept', 'text/plain')).status).toBe(201);
         const [small] = await artifactRows(job.jobId);
         const jobDirectory = dirname(small!.path);
 
         const outcome = await putStreaming(
-          `${service.url}/v1/agent/jobs/${job.jobId}/artifacts/huge.bin`,
+          `${service.url}/v1/agent/jobs/${job.jobId}/artifacts/huge.bin?agentId=${agent.agentId}`,
           location.rawKey,
           MAX_ARTIFACT_BYTES + 8 * 1024 * 1024,
         );
@@ -1150,9 +1150,9 @@ describe.each(DB_KINDS)('agent protocol, driven by hand (%s)', (kind) => {
     );
 
     it('stores an empty artifact sent without a content type: 201 with size 0', async () => {
-      const { location, job } = await leasedJob();
+      const { location, agent, job } = await leasedJob();
       // fetch sends a Buffer body with Content-Length and no Content-Type.
-      const response = await fetch(`${service.url}/v1/agent/jobs/${job.jobId}/artifacts/empty.log`, {
+      const response = await fetch(`${service.url}/v1/agent/jobs/${job.jobId}/artifacts/empty.log?agentId=${agent.agentId}`, {
         method: 'PUT',
         headers: { authorization: `Bearer ${location.rawKey}` },
         body: Buffer.alloc(0),
@@ -1164,8 +1164,8 @@ describe.each(DB_KINDS)('agent protocol, driven by hand (%s)', (kind) => {
     });
 
     it('stores an artifact sent without a content type as application/octet-stream', async () => {
-      const { location, job } = await leasedJob();
-      const response = await fetch(`${service.url}/v1/agent/jobs/${job.jobId}/artifacts/blob.bin`, {
+      const { location, agent, job } = await leasedJob();
+      const response = await fetch(`${service.url}/v1/agent/jobs/${job.jobId}/artifacts/blob.bin?agentId=${agent.agentId}`, {
         method: 'PUT',
         headers: { authorization: `Bearer ${location.rawKey}` },
         body: Buffer.alloc(100, 7),
@@ -1177,8 +1177,8 @@ describe.each(DB_KINDS)('agent protocol, driven by hand (%s)', (kind) => {
     });
 
     it('answers 404 shape A for an unknown job', async () => {
-      const { location } = await locationWithAgent();
-      const response = await fetch(`${service.url}/v1/agent/jobs/${randomUUID()}/artifacts/trace.zip`, {
+      const { location, agent } = await locationWithAgent();
+      const response = await fetch(`${service.url}/v1/agent/jobs/${randomUUID()}/artifacts/trace.zip?agentId=${agent.agentId}`, {
         method: 'PUT',
         headers: { authorization: `Bearer ${location.rawKey}`, 'content-type': 'application/zip' },
         body: Buffer.alloc(100),

@@ -291,7 +291,7 @@ describe.each(DB_KINDS)('service authentication and account isolation (%s)', (ki
       expectErrorA(await intruder.report(job), 404, 'Not Found');
       expectErrorA(await intruder.extend(job.jobId), 409, 'Conflict');
       expectErrorA(await intruder.release(job.jobId), 409, 'Conflict');
-      const upload = await intruder.service.raw('PUT', `/v1/agent/jobs/${job.jobId}/artifacts/log.txt`, undefined, {
+      const upload = await intruder.service.raw('PUT', `/v1/agent/jobs/${job.jobId}/artifacts/log.txt?agentId=${intruder.agentId}`, undefined, {
         ...bearer(other.rawKey),
         'content-type': 'text/plain',
       });

@@ -99,7 +99,7 @@ describe.each(DB_KINDS)('results API (%s)', (kind) => {
   }
 
   async function upload(agent: ManualAgent, job: Job, name: string, contentType: string, bytes: Buffer): Promise<void> {
-    const answer = await fetch(`${service.url}/v1/agent/jobs/${job.jobId}/artifacts/${name}`, {
+    const answer = await fetch(`${service.url}/v1/agent/jobs/${job.jobId}/artifacts/${name}?agentId=${agent.agentId}`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${agent.key}`, 'content-type': contentType },
       body: bytes,

@@ -185,7 +185,7 @@ describe('checkly CLI routes for checks', () => {
         ],
       }, async (job) => {
         for (const [name, type, bytes] of [['screenshot.png', 'image/png', PNG_BYTES], ['trace.zip', 'application/zip', ZIP_BYTES]] as const) {
-          const put = await fetch(`${service.url}/v1/agent/jobs/${job.jobId}/artifacts/${name}`, {
+          const put = await fetch(`${service.url}/v1/agent/jobs/${job.jobId}/artifacts/${name}?agentId=${agent.agentId}`, {
             method: 'PUT',
             headers: { authorization: `Bearer ${location.rawKey}`, 'content-type': type },
             body: bytes,

@@ -15,12 +15,13 @@ import {
   LeasesResponseSchema,
   ARTIFACT_NAME_PATTERN,
   MAX_ARTIFACT_BYTES,
+  MAX_RESULTS_PER_BATCH,
   ReleasedSchema,
   ReleaseManyRequestSchema,
   ReleaseRequestSchema,
   ResultBatchAnswerSchema,
-  ResultBatchSchema,
-  ResultSchema,
+  ResultBatchSchema as ProtocolResultBatchSchema,
+  ResultSchema as ProtocolResultSchema,
 } from '../../protocol/agent-api.js';
 import { ArtifactTooLargeError, storeArtifact } from '../artifacts.js';
 import type { ServiceContext } from '../context.js';
@@ -28,7 +29,7 @@ import { sendErrorA, sendErrorB } from '../http-errors.js';
 import { waitForJobs } from '../long-poll.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { upsertArtifact } from '../store/artifacts.js';
-import { claimJobs, extendLease, isJobAtLocation, recordResults, releaseJobs, renewLeases, sayGoodbye } from '../store/jobs.js';
+import { artifactWriteAccess, claimJobs, extendLease, recordResults, releaseJobs, renewLeases, sayGoodbye } from '../store/jobs.js';
 import { recordAgent, touchAgent } from '../store/private-locations.js';
 import { acceptRawBodies } from '../raw-bodies.js';
 
@@ -38,7 +39,18 @@ const ArtifactParams = Type.Object({
   jobId: Type.String({ format: 'uuid' }),
   name: Type.String({ pattern: ARTIFACT_NAME_PATTERN }),
 });
+/** A location's key is shared by its agents: the agent names itself, and only the job's own may write its artifacts. */
+const ArtifactQuery = Type.Object({ agentId: Type.String({ format: 'uuid' }) });
 const security = [{ privateLocationKey: [] }];
+/**
+ * A job id names a row of a uuid column: anything else is refused as a bad
+ * field (400) rather than left for the database to choke on.
+ */
+const ResultSchema = Type.Object({ ...ProtocolResultSchema.properties, jobId: Type.String({ format: 'uuid' }) });
+const ResultBatchSchema = Type.Object({
+  ...ProtocolResultBatchSchema.properties,
+  results: Type.Array(ResultSchema, { minItems: 1, maxItems: MAX_RESULTS_PER_BATCH }),
+});
 
 export const agentRoutes =
   (ctx: ServiceContext): FastifyPluginAsyncTypebox =>
@@ -249,8 +261,17 @@ export const agentRoutes =
             tags,
             security,
             params: ArtifactParams,
-            description: `Raw bytes; at most ${MAX_ARTIFACT_BYTES} bytes (150 MB).`,
-            response: { 201: Type.Object({ name: Type.String(), size: Type.Integer() }), 404: ErrorA, 413: ErrorA },
+            querystring: ArtifactQuery,
+            description:
+              `Raw bytes; at most ${MAX_ARTIFACT_BYTES} bytes (150 MB). ` +
+              'Only the agent the job is leased to (the one whose result would be accepted) may write them: 409 otherwise.',
+            response: {
+              201: Type.Object({ name: Type.String(), size: Type.Integer() }),
+              400: ErrorB,
+              404: ErrorA,
+              409: ErrorA,
+              413: ErrorA,
+            },
           },
         },
         async (request, reply) => {
@@ -261,7 +282,9 @@ export const agentRoutes =
             return sendErrorA(reply, 413, `Artifacts are limited to ${MAX_ARTIFACT_BYTES} bytes`);
           }
           const { jobId, name } = request.params;
-          if (!(await isJobAtLocation(ctx.db, jobId, request.privateLocation.id))) return sendErrorA(reply, 404, 'Job not found at this private location');
+          const access = await artifactWriteAccess(ctx.db, jobId, request.privateLocation.id, request.query.agentId.toLowerCase());
+          if (access === 'not-found') return sendErrorA(reply, 404, 'Job not found at this private location');
+          if (access === 'not-leased') return sendErrorA(reply, 409, 'The job is not leased to this agent');
           const id = randomUUID();
           try {
             const stored = await storeArtifact(

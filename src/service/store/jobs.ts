@@ -654,11 +654,23 @@ async function insertResults(tx: Queryable, rows: readonly ResultInsert[]): Prom
   );
 }
 
-/** Whether the job exists and is one of this private location's. */
-export async function isJobAtLocation(db: Queryable, jobId: string, privateLocationId: string): Promise<boolean> {
-  const [job] = await db.query<{ id: string }>('SELECT id FROM jobs WHERE id = $1 AND private_location_id = $2', [
-    jobId,
-    privateLocationId,
-  ]);
-  return job !== undefined;
+export type ArtifactWriteAccess = 'allowed' | 'not-found' | 'not-leased';
+
+/**
+ * Whether the agent may write the job's artifacts: the job is this location's,
+ * not yet done, and the agent has claimed it; the same rule a result of
+ * the job is accepted by, so an agent's artifacts and its result stand or fall together.
+ */
+export async function artifactWriteAccess(
+  db: Queryable,
+  jobId: string,
+  privateLocationId: string,
+  agentId: string,
+): Promise<ArtifactWriteAccess> {
+  const [job] = await db.query<{ allowed: boolean }>(
+    `SELECT (state <> 'done' AND claimed_by ? $3::text) AS allowed FROM jobs WHERE id = $1 AND private_location_id = $2`,
+    [jobId, privateLocationId, agentId],
+  );
+  if (!job) return 'not-found';
+  return job.allowed ? 'allowed' : 'not-leased';
 }
