@@ -19,6 +19,7 @@
 # checks (SANDBOX_UNAVAILABLE). docs/security.md has the details.
 
 ARG NODE_IMAGE=node:24-bookworm-slim
+ARG RUNTIMES="2026.04"
 
 # Build: the TypeScript compiled with every dependency, then thrown away.
 FROM ${NODE_IMAGE} AS build
@@ -30,9 +31,22 @@ COPY src ./src
 COPY web ./web
 RUN npm run build
 
+# Runtimes, installed by the installer alone: dist/runtimes and dist/errors,
+# which load no npm package. A change anywhere else in the source compiles to
+# the same installer, so this stage, and the runtimes' layer of the image,
+# stay cached; only runtimes/ or the installer itself reinstall them.
+FROM ${NODE_IMAGE} AS runtimes
+ARG RUNTIMES
+WORKDIR /app
+COPY package.json ./
+COPY runtimes ./runtimes
+COPY --from=build /src/dist/runtimes ./dist/runtimes
+COPY --from=build /src/dist/errors ./dist/errors
+RUN node dist/runtimes/install-command.js ${RUNTIMES}
+
 # Run: production dependencies only.
 FROM ${NODE_IMAGE}
-ARG RUNTIMES="2026.04"
+ARG RUNTIMES
 ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="outpost-agent" \
       org.opencontainers.image.description="Private location agent for synthetic monitoring" \
@@ -53,12 +67,16 @@ RUN apt-get update \
 # /app, the runtimes in it included, is built by root and stays root's: the
 # agent's user and the scripts it runs may read it, never change it, so no
 # script can plant code in a runtime that a later job or the agent loads.
+# Production dependencies without the service's (deploy/service-only-packages.txt:
+# its web framework, database drivers, mail, MQTT broker): the agent never loads them.
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY package.json package-lock.json deploy/service-only-packages.txt ./
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && npm uninstall --no-save --omit=dev --no-audit --no-fund $(cat service-only-packages.txt) \
+ && npm cache clean --force
+# Before the compiled source, so that a source change rebuilds neither layer.
+COPY --from=runtimes /app/runtimes ./runtimes
 COPY --from=build /src/dist ./dist
-COPY runtimes ./runtimes
-RUN node dist/cli.js runtimes install ${RUNTIMES} && npm cache clean --force
 # Nothing writable by group or others, whatever modes the build context had
 # (touches only such files, so the layer stays small).
 RUN find /app -perm /022 -exec chmod go-w {} +

@@ -25,6 +25,7 @@ import {
   until,
   type Child,
 } from './processes.js';
+import { BLACKBOX_EXPORTER, startPeer } from './peer.js';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 100);
 const BARE_REQUESTS = Number(process.env.BENCH_BARE_REQUESTS ?? 10_000);
@@ -147,22 +148,44 @@ async function startAgent(serviceUrl: string, key: string): Promise<{ child: Chi
  * Groups are listed again at the end, so a PostgreSQL backend that started
  * meanwhile counts in full; one that ended meanwhile is missing from it.
  */
-function cpuMeter(groups: Record<string, () => number[]>): { perUnit(units: number): string } {
+function cpuMeter(groups: Record<string, () => number[]>): {
+  perUnit(units: number): string;
+  micros(units: number): Record<string, number>;
+} {
   const before = new Map<number, number>();
   for (const list of Object.values(groups)) for (const pid of list()) before.set(pid, cpuSeconds(pid));
-  return {
-    perUnit(units) {
-      let total = 0;
-      const parts = Object.entries(groups).map(([name, list]) => {
+  const micros = (units: number) =>
+    Object.fromEntries(
+      Object.entries(groups).map(([name, list]) => {
         const seconds = list().reduce((sum, pid) => sum + Math.max(0, cpuSeconds(pid) - (before.get(pid) ?? 0)), 0);
-        const micros = (seconds / units) * 1e6;
-        total += micros;
-        return `${name} ${micros.toFixed(0)}`;
-      });
+        return [name, (seconds / units) * 1e6];
+      }),
+    );
+  return {
+    micros,
+    perUnit(units) {
+      const each = micros(units);
+      const total = Object.values(each).reduce((sum, value) => sum + value, 0);
+      const parts = Object.entries(each).map(([name, value]) => `${name} ${value.toFixed(0)}`);
       return `${parts.join(', ')}; all ${total.toFixed(0)} µs`;
     },
   };
 }
+
+/** Sums a labelled series of the agent's /metrics (every lane). */
+async function labelledMetric(healthUrl: string, name: string): Promise<number> {
+  const text = await (await fetch(`${healthUrl}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
+const mean = (values: number[]) => (values.length === 0 ? NaN : values.reduce((sum, value) => sum + value, 0) / values.length);
+const inFlightText = (samples: number[]) =>
+  `${mean(samples).toFixed(0)} in flight (mean of ${samples.length} samples, max ${Math.max(0, ...samples)})`;
+const errorText = (errors: number[]) =>
+  `p50 ${quantile(errors, 0.5).toFixed(3)} / p99 ${quantile(errors, 0.99).toFixed(3)} ms`;
 
 const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -188,6 +211,25 @@ async function main(): Promise<void> {
       `one at a time (undici, delayed ${TIMING_DELAY_MS} ms)`,
   );
 
+  // The peer: the same target, the same number of probes, the same concurrency.
+  const peer = await startPeer(children);
+  let peerCpuPerProbe: number | undefined;
+  let peerFailed = 0;
+  if (!peer) {
+    console.log(`  blackbox_exporter     skipped: ${BLACKBOX_EXPORTER} is not installed (Debian: prometheus-blackbox-exporter)`);
+  } else {
+    const peerCpu = cpuMeter({ peer: () => [peer.child.process.pid!], target: () => [target.process.pid!] });
+    const startedAt = performance.now();
+    const run = await peer.probe(Array.from({ length: PIPELINE_JOBS }, () => `${origin}/fast`), CONCURRENCY);
+    const rate = PIPELINE_JOBS / ((performance.now() - startedAt) / 1000);
+    peerCpuPerProbe = peerCpu.micros(PIPELINE_JOBS).peer!;
+    peerFailed += run.failed;
+    console.log(
+      `  blackbox_exporter     ${rate.toFixed(0)} probes/s (${PIPELINE_JOBS} probes, ${run.failed} failed, ${inFlightText(run.inFlight)})`,
+    );
+    console.log(`  CPU per probe         ${peerCpu.perUnit(PIPELINE_JOBS)} (the load generator, this process, apart)`);
+  }
+
   const { child: service, base, accountId, apiKey, location, rawKey } = await startBenchService(CLI, children);
   const api = new ApiClient(base, accountId, apiKey);
 
@@ -205,26 +247,45 @@ async function main(): Promise<void> {
   const startedAt = performance.now();
   await until(async () => (await metric(agent.health, 'outpost_results_posted_total')) >= PIPELINE_JOBS, 600_000, 'results');
   const pipeline = PIPELINE_JOBS / ((performance.now() - startedAt) / 1000);
+  const pipelineResults = await metric(agent.health, 'outpost_results_posted_total');
+  const perCheck = cpu.micros(PIPELINE_JOBS);
   console.log(`  agent pipeline        ${pipeline.toFixed(0)} checks/s (${PIPELINE_JOBS} checks, claim → BullMQ → probe → result posted)`);
   console.log(`  pipeline / bare       ${((pipeline / bare) * 100).toFixed(1)} %   (target ≥ 50 % and ≥ 1000 checks/s)`);
   console.log(`  CPU per check         ${cpu.perUnit(PIPELINE_JOBS)}`);
+  console.log(
+    `  per recorded result   service ${perCheck.service!.toFixed(0)} µs, PostgreSQL ${perCheck.postgres!.toFixed(0)} µs` +
+      `${process.env.DATABASE_URL ? '' : ' (PGlite runs inside the service)'}`,
+  );
+  const agentRss = peakRssMb(agent.child.process.pid!);
+  const redisRss = childPids(agent.child.process.pid!).reduce((sum, pid) => sum + peakRssMb(pid), 0);
+  // Stopped before the timing phase: that one starts an agent with its runs already queued.
+  await agent.child.stop();
 
   // Timing error: every run its own URL, so the target's record matches one result.
   const ids = Array.from({ length: TIMING_JOBS }, () => randomUUID());
-  const delayedChecks = await createChecks(
-    api,
-    location.slugName,
-    ids.map((id) => `${origin}/delay?ms=${TIMING_DELAY_MS}&id=${id}`),
-  );
-  await fetch(`${origin}/loop-delay?reset`);
+  const delayedUrls = ids.map((id) => `${origin}/delay?ms=${TIMING_DELAY_MS}&id=${id}`);
+  const delayedChecks = await createChecks(api, location.slugName, delayedUrls);
   const sessions = await queueRunsOnce(api, delayedChecks);
+  await fetch(`${origin}/loop-delay?reset`);
+  // Queued before the agent starts, so its slots fill at once rather than as runs trickle in.
+  const timingAgent = await startAgent(base, rawKey);
+  const agentInFlight: number[] = [];
+  let timingDone = false;
+  const sampling = (async () => {
+    while (!timingDone) {
+      agentInFlight.push(await labelledMetric(timingAgent.health, 'outpost_jobs_in_flight'));
+      await new Promise((done) => setTimeout(done, 50));
+    }
+  })();
   await until(
-    async () => (await metric(agent.health, 'outpost_results_posted_total')) >= PIPELINE_JOBS + TIMING_JOBS,
+    async () => (await metric(timingAgent.health, 'outpost_results_posted_total')) >= TIMING_JOBS,
     600_000,
     'timed results',
   );
-  const handled = await (await fetch(`${origin}/stats`)).json() as Record<string, number>;
-  const targetDelay = await (await fetch(`${origin}/loop-delay`)).json() as { p50: number; p99: number };
+  timingDone = true;
+  await sampling;
+  const handled = (await (await fetch(`${origin}/stats`)).json()) as Record<string, number>;
+  const targetDelay = (await (await fetch(`${origin}/loop-delay`)).json()) as { p50: number; p99: number };
   const errors: number[] = [];
   const connects: number[] = [];
   const answers: number[] = [];
@@ -241,8 +302,10 @@ async function main(): Promise<void> {
     connects.push(result.timings?.tcp ?? 0);
     answers.push((result.timings?.firstByte ?? 0) + (result.timings?.download ?? 0) - reference);
   }
+  // Samples before the first claim and after the last result say nothing about load.
+  const busy = agentInFlight.filter((count) => count > 0);
   console.log(
-    `  timing error          p50 ${quantile(errors, 0.5).toFixed(3)} ms, p99 ${quantile(errors, 0.99).toFixed(3)} ms ` +
+    `  timing error          ${errorText(errors)} with ${inFlightText(busy)}, ` +
       `over ${errors.length} runs delayed ${TIMING_DELAY_MS} ms (target p50 ≤ 1, p99 ≤ 5)`,
   );
   console.log(
@@ -252,7 +315,55 @@ async function main(): Promise<void> {
   console.log(
     `    target's loop delay p50 ${targetDelay.p50.toFixed(3)} / p99 ${targetDelay.p99.toFixed(3)} ms (the resolution, 1 ms, included)`,
   );
-  console.log(`  agent peak RSS        ${peakRssMb(agent.child.process.pid!).toFixed(1)} MB (target ≤ 150)`);
+  console.log(
+    `  agent peak RSS        ${agentRss.toFixed(1)} MB, ${(agentRss + redisRss).toFixed(1)} MB with its redis-server (target ≤ 150)`,
+  );
+
+  if (peer) {
+    // The same number in flight as the agent had: as many probes at a time as it ran on average.
+    const equal = Math.max(1, Math.round(mean(busy)));
+    const peerIds = Array.from({ length: TIMING_JOBS }, () => randomUUID());
+    const peerUrls = peerIds.map((id) => `${origin}/delay?ms=${TIMING_DELAY_MS}&id=${id}`);
+    const run = await peer.probe(peerUrls, equal);
+    const peerHandled = (await (await fetch(`${origin}/stats`)).json()) as Record<string, number>;
+    const peerErrors = peerIds.flatMap((id, index) => {
+      const reference = peerHandled[id];
+      const measured = run.responseMs.get(peerUrls[index]!);
+      return reference === undefined || measured === undefined ? [] : [measured - reference];
+    });
+    const peerRss = peakRssMb(peer.child.process.pid!);
+    peerFailed += TIMING_JOBS - peerErrors.length;
+    console.log(
+      `  peer timing error     ${errorText(peerErrors)} with ${inFlightText(run.inFlight.filter((count) => count > 0))}, ` +
+        `over ${peerErrors.length} probes (blackbox_exporter's phases added up)`,
+    );
+    console.log(`  peer peak RSS         ${peerRss.toFixed(1)} MB`);
+    console.log('  Outpost ÷ blackbox_exporter, same run:');
+    console.log(
+      `    CPU per check       ${(perCheck.agent! / peerCpuPerProbe!).toFixed(2)} (agent ${perCheck.agent!.toFixed(0)} µs ÷ ` +
+        `${peerCpuPerProbe!.toFixed(0)} µs); with its redis-server ` +
+        `${((perCheck.agent! + perCheck['agent redis']!) / peerCpuPerProbe!).toFixed(2)}   (target ≤ 1.0)`,
+    );
+    console.log(
+      `    peak RSS            ${(agentRss / peerRss).toFixed(2)}; with its redis-server ${((agentRss + redisRss) / peerRss).toFixed(2)}` +
+        `   (target ≤ 2)`,
+    );
+    console.log(
+      `    timing error        p50 ${(quantile(errors, 0.5) / quantile(peerErrors, 0.5)).toFixed(2)}, ` +
+        `p99 ${(quantile(errors, 0.99) / quantile(peerErrors, 0.99)).toFixed(2)} at ~${equal} in flight each   (target ≤ 1)`,
+    );
+  }
+  // What a test reads: whether every run came back, never how fast.
+  console.log(
+    JSON.stringify({
+      bench: 'uptime',
+      pipelineRuns: PIPELINE_JOBS,
+      pipelineResults,
+      timedRuns: TIMING_JOBS,
+      timedResults: errors.length,
+      peer: peer ? { failed: peerFailed } : null,
+    }),
+  );
 }
 
 async function queueRunsOnce(api: ApiClient, checkIds: string[]): Promise<string[]> {

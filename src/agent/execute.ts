@@ -1,5 +1,6 @@
 import { errorCode } from '../errors/index.js';
 import type { Job, Result } from '../protocol/agent-api.js';
+import { jobDestinationPolicy } from './probes/destination-guard.js';
 import { erroredOutcome, type ProbeOutcome } from './probes/probe.js';
 import type { ProbeRegistry } from './probes/registry.js';
 import { resultFrame } from './result-frame.js';
@@ -24,6 +25,7 @@ export async function executeJob(
       signal,
       timeoutMs: job.timeoutSeconds * 1000,
       environmentVariables: job.environmentVariables,
+      destinations: jobDestinationPolicy(job),
     });
   } catch (error) {
     outcome = failedOutcome(error, performance.now() - started);

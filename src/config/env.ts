@@ -1,6 +1,7 @@
 import cron from 'node-cron';
 import { cleanEnv, EnvMissingError, makeValidator, type ValidatorSpec } from 'envalid';
 import { ConfigError } from '../errors/index.js';
+import { parseCidrList, splitList, type Cidr } from '../net-policy/index.js';
 
 export type EnvSpecs = Record<string, ValidatorSpec<unknown>>;
 
@@ -34,6 +35,17 @@ export const httpUrl = makeValidator<string>((raw) => {
     throw new Error('must be an absolute http:// or https:// URL');
   }
   return raw.replace(/\/+$/, '');
+});
+
+/** Address ranges, comma- or space-separated: "10.0.0.0/8, fd00::/8, 192.0.2.7". */
+export const cidrList = makeValidator<Cidr[]>((raw) => {
+  const entries = splitList(raw);
+  const parsed = parseCidrList(entries);
+  if ('invalid' in parsed) {
+    const position = entries.indexOf(parsed.invalid) + 1;
+    throw new Error(`must be address ranges such as 10.0.0.0/8 or fd00::/8, comma-separated (entry ${position} is not one)`);
+  }
+  return parsed.cidrs;
 });
 
 /** A five- or six-field cron expression, as node-cron reads it. */

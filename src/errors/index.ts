@@ -15,6 +15,7 @@ export { ConnectError } from './connect-error.js';
 export { TlsError } from './tls-error.js';
 export { HttpError } from './http-error.js';
 export { RedirectError } from './redirect-error.js';
+export { DestinationDeniedError } from './destination-denied-error.js';
 export { PingUnavailableError } from './ping-unavailable-error.js';
 export { IcmpNotPermittedError } from './icmp-not-permitted-error.js';
 export { PingError } from './ping-error.js';

@@ -59,6 +59,19 @@ export const EnvironmentVariableSchema = Type.Object({
   secret: Type.Boolean(),
 });
 
+/** Most address ranges in each list of a private location's destination policy. */
+export const MAX_DESTINATION_RANGES = 100;
+const AddressRanges = Type.Array(Type.String({ maxLength: 64 }), { maxItems: MAX_DESTINATION_RANGES });
+
+/**
+ * Protocol addition: where this location's checks may connect. Address ranges
+ * (CIDR); the most specific range holding an address decides, and an address
+ * no range holds is allowed. The agent refuses a denied address with
+ * DESTINATION_DENIED instead of connecting.
+ */
+export const DestinationPolicySchema = Type.Object({ allowed: AddressRanges, denied: AddressRanges });
+export type DestinationPolicyLists = Type.Static<typeof DestinationPolicySchema>;
+
 export const JobSchema = Type.Object({
   jobId: Type.String(),
   checkSessionId: Type.String(),
@@ -73,6 +86,8 @@ export const JobSchema = Type.Object({
   runtimeId: Type.Union([Type.String(), Type.Null()]),
   environmentVariables: Type.Array(EnvironmentVariableSchema),
   settings: Type.Record(Type.String(), Type.Unknown()),
+  /** Absent when the location has none: checks may connect anywhere. */
+  destinationPolicy: Type.Optional(DestinationPolicySchema),
 });
 export type Job = Type.Static<typeof JobSchema>;
 

@@ -1,11 +1,15 @@
 import { bool, str } from 'envalid';
-import { describeEnv, httpUrl, integer, parseEnv, pattern, upperChoice } from '../config/env.js';
+import { cidrList, describeEnv, httpUrl, integer, parseEnv, pattern, upperChoice } from '../config/env.js';
 import { Secret } from '../config/secret.js';
 import { ConfigError } from '../errors/index.js';
 import { LOG_LEVELS, type LogLevel } from '../logging.js';
+import { PRIVATE_LOCATION_KEY_PATTERN } from '../protocol/agent-api.js';
+import type { Cidr } from '../net-policy/index.js';
 import { DEFAULT_PER_CHECK_LIMIT } from './service-metrics.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** As the API's slugName. */
+const SLUG = /^[a-z0-9][a-z0-9-]{0,49}$/;
 
 export const serviceEnvSpecs = {
   PORT: integer(0, 65535)({ default: 3000, desc: 'HTTP port of the API (0: any free port)' }),
@@ -28,6 +32,14 @@ export const serviceEnvSpecs = {
   BOOTSTRAP_API_KEY: pattern(/^\S{16,256}$/, '16 to 256 characters without spaces')({
     default: undefined,
     desc: 'API key made sure to exist for BOOTSTRAP_ACCOUNT_ID',
+  }),
+  BOOTSTRAP_PRIVATE_LOCATION: pattern(SLUG, 'a lower-case slug (a-z, 0-9 and -, at most 50)')({
+    default: undefined,
+    desc: 'Private location of BOOTSTRAP_ACCOUNT_ID made sure to exist at start (with BOOTSTRAP_PRIVATE_LOCATION_KEY)',
+  }),
+  BOOTSTRAP_PRIVATE_LOCATION_KEY: pattern(new RegExp(PRIVATE_LOCATION_KEY_PATTERN), 'a private location key (pl_ and at least 32 characters)')({
+    default: undefined,
+    desc: 'Key made sure to exist for BOOTSTRAP_PRIVATE_LOCATION: an agent started with it as API_KEY needs no setup step',
   }),
   LOG_LEVEL: upperChoice(LOG_LEVELS)({ default: 'INFO', desc: 'DEBUG, LOG, INFO, WARN or ERROR' }),
   RATE_LIMIT_MAX: integer(0, 1_000_000)({
@@ -52,6 +64,14 @@ export const serviceEnvSpecs = {
   SMS_WEBHOOK_URL: httpUrl({
     default: undefined,
     desc: 'SMS provider webhook: SMS alert channels POST {to, name, message} there; unset fails SMS alerts',
+  }),
+  WEBHOOK_ALLOWED_DESTINATIONS: cidrList({
+    default: [],
+    desc: 'Address ranges (CIDR, comma-separated) webhook and Slack alerts may reach although denied by default (loopback, link-local, metadata); the most specific range wins',
+  }),
+  WEBHOOK_DENIED_DESTINATIONS: cidrList({
+    default: [],
+    desc: 'Address ranges (CIDR, comma-separated) webhook and Slack alerts may not reach, e.g. the private ranges; the most specific range wins',
   }),
   LEASE_SECONDS: integer(10, 3600)({
     default: 30,
@@ -90,6 +110,8 @@ export interface ServiceConfig {
   pgliteDir: string | undefined;
   artifactsDir: string | undefined;
   bootstrap: { accountId: string; apiKey: Secret } | undefined;
+  /** A private location of the bootstrap account and a key of it, made sure to exist at start. */
+  bootstrapLocation: { slugName: string; key: Secret } | undefined;
   logLevel: LogLevel;
   /** Scheduler and lease sweep period; tests shorten it. */
   tickMs: number;
@@ -99,6 +121,11 @@ export interface ServiceConfig {
   rateLimit: RateLimit | undefined;
   maxLocationsPerCheck: number;
   mail: MailConfig;
+  /**
+   * The operator's changes to where webhook and Slack alerts may connect; the
+   * loopback, link-local and metadata ranges are denied unless allowed here.
+   */
+  webhookDestinations: { allowed: Cidr[]; denied: Cidr[] };
   /** Where SMS alerts are handed to a provider; undefined: SMS alerts fail, and say why. */
   smsWebhookUrl: string | undefined;
   /** Undefined: the built-in analyser writes root cause analyses. */
@@ -134,6 +161,16 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
       'outpost service: invalid configuration\n  BOOTSTRAP_ACCOUNT_ID and BOOTSTRAP_API_KEY must be set together',
     );
   }
+  if ((parsed.BOOTSTRAP_PRIVATE_LOCATION === undefined) !== (parsed.BOOTSTRAP_PRIVATE_LOCATION_KEY === undefined)) {
+    throw new ConfigError(
+      'outpost service: invalid configuration\n  BOOTSTRAP_PRIVATE_LOCATION and BOOTSTRAP_PRIVATE_LOCATION_KEY must be set together',
+    );
+  }
+  if (parsed.BOOTSTRAP_PRIVATE_LOCATION !== undefined && parsed.BOOTSTRAP_ACCOUNT_ID === undefined) {
+    throw new ConfigError(
+      'outpost service: invalid configuration\n  BOOTSTRAP_PRIVATE_LOCATION needs BOOTSTRAP_ACCOUNT_ID and BOOTSTRAP_API_KEY: the location is made in that account',
+    );
+  }
   return {
     port: parsed.PORT,
     host: parsed.HOST,
@@ -145,6 +182,10 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
     bootstrap:
       parsed.BOOTSTRAP_ACCOUNT_ID && parsed.BOOTSTRAP_API_KEY
         ? { accountId: parsed.BOOTSTRAP_ACCOUNT_ID.toLowerCase(), apiKey: new Secret(parsed.BOOTSTRAP_API_KEY) }
+        : undefined,
+    bootstrapLocation:
+      parsed.BOOTSTRAP_PRIVATE_LOCATION && parsed.BOOTSTRAP_PRIVATE_LOCATION_KEY
+        ? { slugName: parsed.BOOTSTRAP_PRIVATE_LOCATION, key: new Secret(parsed.BOOTSTRAP_PRIVATE_LOCATION_KEY) }
         : undefined,
     logLevel: parsed.LOG_LEVEL,
     tickMs: 1000,
@@ -158,6 +199,7 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
         }
       : undefined,
     smsWebhookUrl: parsed.SMS_WEBHOOK_URL,
+    webhookDestinations: { allowed: parsed.WEBHOOK_ALLOWED_DESTINATIONS, denied: parsed.WEBHOOK_DENIED_DESTINATIONS },
     metricsToken: parsed.METRICS_TOKEN ? new Secret(parsed.METRICS_TOKEN) : undefined,
     metricsPerCheckLimit: parsed.METRICS_PER_CHECK ? parsed.METRICS_PER_CHECK_LIMIT : 0,
     artifactLinks: {

@@ -1,5 +1,6 @@
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../logging.js';
+import type { DestinationPolicy } from '../net-policy/index.js';
 import type { AgentKeys } from './agent-keys.js';
 import type { ArtifactLinks } from './artifact-links.js';
 import type { RateLimit } from './config.js';
@@ -28,6 +29,8 @@ export interface ServiceContext {
   metrics: ServiceMetrics;
   /** User API calls per API key; undefined: no limit. */
   rateLimit: RateLimit | undefined;
+  /** Where webhook and Slack alerts may connect: channels are checked against it when saved, deliveries when sent. */
+  webhookPolicy: DestinationPolicy;
   /** Private and data-center locations together, per check. */
   maxLocationsPerCheck: number;
   /** Sends what the outbox holds now, rather than at the next tick. */

@@ -4,6 +4,8 @@
  * and each artifact with its short-lived download link.
  */
 import Type from 'typebox';
+import { AssertionResultSchema } from '../protocol/assertion.js';
+import { CheckTypeNameSchema, DateTimeSchema } from './schemas/common.js';
 import type { ArtifactLinks } from './artifact-links.js';
 import type { ResultWithArtifactsRow } from './store/check-results.js';
 
@@ -22,7 +24,7 @@ export const ArtifactEntrySchema = Type.Object({
   link: Type.Union([Type.String(), Type.Null()], { description: 'Signed download link; no API key needed, valid until linkExpiresAt' }),
   linkExpiresAt: Type.Union([Type.String(), Type.Null()]),
   traceViewerUrl: Type.Union([Type.String(), Type.Null()], { description: 'Playwright traces: the link opened in trace.playwright.dev' }),
-});
+}, { title: 'ArtifactEntry' });
 export type ArtifactEntry = Type.Static<typeof ArtifactEntrySchema>;
 
 interface ArtifactRefLike {
@@ -61,6 +63,26 @@ export function artifactEntries(
 
 const Nullable = <T extends Type.TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+/** Milliseconds of each phase of a run (dns, tcp, tls, firstByte, download, wait, total); null where it had none. */
+export const ResultTimingsSchema = Type.Record(Type.String(), Nullable(Type.Number()), { title: 'ResultTimings' });
+export const ResultErrorSchema = Type.Object({ code: Type.String(), message: Type.String() }, { title: 'ResultError' });
+export const ResultAssertionSchema = Type.Object(
+  {
+    ...AssertionResultSchema.properties,
+    // Unknown rather than the protocol's union: a result stored by an older agent must still be answered, not fail serialisation.
+    actual: Type.Unknown({ description: 'What the assertion read: a string, number, boolean or null' }),
+  },
+  { title: 'AssertionResult' },
+);
+export const ResultLogLineSchema = Type.Object(
+  { time: Type.String(), level: Type.String(), message: Type.String() },
+  { title: 'LogLine' },
+);
+export const ResultDetailsSchema = Type.Record(Type.String(), Type.Unknown(), {
+  description:
+    'What the check type measured: URL (redirects, finalUrl, tls), TCP (response), DNS (answers), ICMP (latency, packetLoss), MULTI_STEP (steps), PLAYWRIGHT (tests)',
+});
+
 export const CheckResultSchema = Type.Object({
   id: Type.String(),
   checkId: Type.String(),
@@ -68,7 +90,7 @@ export const CheckResultSchema = Type.Object({
   checkResultLink: Type.String(),
   checkSessionLink: Type.String(),
   name: Type.String(),
-  checkType: Type.String(),
+  checkType: CheckTypeNameSchema,
   runLocation: Type.String(),
   resultType: Type.String(),
   hasFailures: Type.Boolean(),
@@ -79,19 +101,16 @@ export const CheckResultSchema = Type.Object({
   isCancelled: Type.Boolean(),
   responseTime: Nullable(Type.Number()),
   statusCode: Nullable(Type.Integer()),
-  startedAt: Nullable(Type.String()),
-  stoppedAt: Nullable(Type.String()),
-  created_at: Type.String(),
+  startedAt: Nullable(DateTimeSchema),
+  stoppedAt: Nullable(DateTimeSchema),
+  created_at: DateTimeSchema,
   attempts: Type.Integer(),
   retries: Type.Integer({ description: 'Retries of this location before this result (ATTEMPT results for each)' }),
-  timings: Nullable(Type.Record(Type.String(), Nullable(Type.Number()))),
-  error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
-  assertions: Type.Array(Type.Unknown()),
-  details: Type.Record(Type.String(), Type.Unknown(), {
-    description:
-      'What the check type measured: URL (redirects, finalUrl, tls), TCP (response), DNS (answers), ICMP (latency, packetLoss), MULTI_STEP (steps), PLAYWRIGHT (tests)',
-  }),
-  logs: Type.Array(Type.Unknown()),
+  timings: Nullable(ResultTimingsSchema),
+  error: Nullable(ResultErrorSchema),
+  assertions: Type.Array(ResultAssertionSchema),
+  details: ResultDetailsSchema,
+  logs: Type.Array(ResultLogLineSchema),
   artifacts: Type.Array(ArtifactEntrySchema),
 });
 export type CheckResultRecord = Type.Static<typeof CheckResultSchema>;
@@ -128,9 +147,10 @@ export function checkResultRecord(
     retries: row.retries ?? 0,
     timings: row.timings,
     error: row.error,
-    assertions: row.assertions,
+    // Stored as the agent reported them, which the result schema validated.
+    assertions: row.assertions as CheckResultRecord['assertions'],
     details: row.details,
-    logs: row.logs,
+    logs: row.logs as CheckResultRecord['logs'],
     artifacts: artifactEntries(row, links, baseUrl, now),
   };
 }

@@ -1,6 +1,7 @@
 import type { RunSource } from '../protocol/enums.js';
 import { laneOfJob } from '../protocol/api-settings.js';
 import type { ServiceContext } from './context.js';
+import type { Queryable } from './db/database.js';
 import { overlayVariables, withAccountVariables } from './check-types/environment-variables.js';
 import { checkTypeDefinition, type CheckDefinition } from './check-types/index.js';
 import { groupOfCheck, type GroupRow } from './store/check-groups.js';
@@ -40,22 +41,49 @@ export async function startRun(
   runSource: RunSource,
   groupRun?: GroupRunPlace,
 ): Promise<RunStart> {
+  const started = await ctx.db.transaction((tx) => createRun(tx, check, runSource, groupRun));
+  announceRun(ctx, started);
+  return started.run;
+}
+
+/** A run made in a transaction, and where its queued jobs wait, to announce once it is committed. */
+export interface CreatedRun {
+  run: RunStart;
+  /** Private locations with new queued jobs; none for a held group-run session or a refusal. */
+  queuedAt: string[];
+}
+
+/**
+ * The run of startRun, every read and write in the caller's transaction: the
+ * scheduler commits it together with the claim of the check's turn, so a
+ * crash leaves either both or neither.
+ */
+export async function createRun(
+  tx: Queryable,
+  check: CheckRow,
+  runSource: RunSource,
+  groupRun?: GroupRunPlace,
+): Promise<CreatedRun> {
   const type = checkTypeDefinition(check.check_type);
-  if (!type) return { refused: `checks of type ${check.check_type} cannot be run by this service yet` };
-  const group = await groupOfCheck(ctx.db, check);
+  if (!type) return { run: { refused: `checks of type ${check.check_type} cannot be run by this service yet` }, queuedAt: [] };
+  const group = await groupOfCheck(tx, check);
   const { definition, privateLocations } = runDefinition(check, group);
-  const locations = await privateLocationIdsBySlug(ctx.db, check.account_id, privateLocations);
+  const locations = await privateLocationIdsBySlug(tx, check.account_id, privateLocations);
   if (locations.size === 0) {
-    return { refused: `check ${check.id} is assigned to no existing private location` };
+    return { run: { refused: `check ${check.id} is assigned to no existing private location` }, queuedAt: [] };
   }
   const spec = type.jobSpec(definition, group?.definition);
   // Scripts read variables, API checks their {{VARIABLES}}; uptime probes have nothing to read them with.
   if (check.check_type === 'API' || laneOfJob({ checkType: check.check_type, settings: spec.settings }) === 'script') {
-    const shared = overlayVariables(await allVariables(ctx.db, check.account_id), group?.definition.environmentVariables ?? []);
+    const shared = overlayVariables(await allVariables(tx, check.account_id), group?.definition.environmentVariables ?? []);
     spec.environmentVariables = withAccountVariables(shared, spec.environmentVariables);
   }
   const retryStrategy = effectiveRetryStrategy(check.definition, group?.definition);
-  const session = await ctx.db.transaction((tx) => startSession(tx, check, runSource, locations, { ...spec, retryStrategy }, groupRun));
-  if (!groupRun) for (const locationId of new Set(locations.values())) ctx.events.emit('jobsQueued', locationId);
-  return { session };
+  const session = await startSession(tx, check, runSource, locations, { ...spec, retryStrategy }, groupRun);
+  return { run: { session }, queuedAt: groupRun ? [] : [...new Set(locations.values())] };
+}
+
+/** Wakes the agents waiting where a committed run queued jobs. */
+export function announceRun(ctx: ServiceContext, created: CreatedRun): void {
+  for (const locationId of created.queuedAt) ctx.events.emit('jobsQueued', locationId);
 }

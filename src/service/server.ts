@@ -4,7 +4,9 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import secureJson from 'secure-json-parse';
 import { MAX_ARTIFACT_NAME } from '../protocol/agent-api.js';
 import { VERSION } from '../version.js';
+import { declareTags, hoistNamedSchemas } from './openapi-components.js';
 import { nameOperations } from './openapi-operation-ids.js';
+import { liftParameterSerialization } from './openapi-parameters.js';
 import { agentAuth, checklyDialectErrors, userAuth } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { reportDatabaseFailure } from './db/connection-errors.js';
@@ -82,6 +84,7 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
         title: 'Outpost Monitoring Service API',
         version: VERSION,
         description: 'Checks, check sessions, private locations and the agent protocol.',
+        license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
       },
       servers: [{ url: ctx.baseUrl }],
       components: {
@@ -93,7 +96,10 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
       },
       security: [{ apiKey: [], account: [] }],
     },
-    transformObject: (document) => ('openapiObject' in document ? nameOperations(document.openapiObject) : document.swaggerObject),
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? declareTags(hoistNamedSchemas(liftParameterSerialization(nameOperations(document.openapiObject))))
+        : document.swaggerObject,
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
@@ -138,7 +144,8 @@ export async function buildServer(ctx: ServiceContext): Promise<FastifyInstance>
     );
     // Callers that name their account in x-checkly-account (the public checkly CLI) read errors as {statusCode, error, message}.
     user.addHook('onSend', checklyDialectErrors);
-    await registerRateLimit(user, ctx.rateLimit);
+    // On PostgreSQL every instance counts in one table; PGlite serves one instance, whose memory is enough.
+    await registerRateLimit(user, ctx.rateLimit, ctx.db.kind === 'postgres' ? ctx.db : undefined);
     // Each route's error answers, in /openapi.json and when serialised, take the route's one shape.
     user.addHook('onRoute', (route) => {
       const response = route.schema?.response as Record<string, unknown> | undefined;

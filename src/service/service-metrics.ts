@@ -14,6 +14,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database, DatabaseCheck, Queryable } from './db/database.js';
 import type { ServiceEvents } from './events.js';
+import { perTurn } from './per-turn.js';
 import { collectProcessMetrics } from '../metrics/process-metrics.js';
 import { VERSION } from '../version.js';
 import { AGENT_ACTIVE_SECONDS } from './store/private-locations.js';
@@ -236,7 +237,9 @@ export class ServiceMetrics {
         registers,
         collect: pruned,
       });
-      options.events?.on('sessionCompleted', (session) => void this.#count(session.id));
+      // Sessions complete by the dozen (one result batch): counted with one query a turn.
+      const completed = perTurn<string>((ids) => void this.#count(ids));
+      options.events?.on('sessionCompleted', (session) => completed.add(session.id));
     }
 
     new Gauge({
@@ -248,11 +251,11 @@ export class ServiceMetrics {
     collectProcessMetrics(this.registry, '');
   }
 
-  /** Counts one completed session's results; never rejects (a result missed is only a count missed). */
-  async #count(sessionId: string): Promise<void> {
+  /** Counts completed sessions' results; never rejects (a result missed is only a count missed). */
+  async #count(sessionIds: string[]): Promise<void> {
     let rows: SessionResultRow[];
     try {
-      rows = await sessionResults(this.#db, sessionId);
+      rows = await sessionResults(this.#db, sessionIds);
     } catch {
       return;
     }

@@ -12,10 +12,13 @@ import type { Database } from './db/database.js';
 import { reportDatabaseFailure } from './db/connection-errors.js';
 import { openDatabase } from './db/open.js';
 import { ServiceEvents } from './events.js';
+import { relayEvents, type EventRelay } from './event-relay.js';
 import { buildServer } from './server.js';
 import { releaseGroupRuns } from './group-runs.js';
 import { deliverDueAlerts } from './alerts/deliveries.js';
-import { judgeRun } from './alerts/engine.js';
+import { webhookDispatcher } from './alerts/webhook-dispatcher.js';
+import { judgeRuns } from './alerts/engine.js';
+import { perTurn } from './per-turn.js';
 import { backgroundRounds } from './background-rounds.js';
 import { createMailer } from './mail/mailer.js';
 import { builtinAnalyser, generateNextAnalysis } from './rca/generator.js';
@@ -24,9 +27,12 @@ import { deliverDueMail } from './mail/outbox.js';
 import { Scheduler } from './scheduler.js';
 import { ServiceMetrics } from './service-metrics.js';
 import { ensureAccount, ensureApiKey } from './store/accounts.js';
+import { ensureLocationKey } from './store/private-locations.js';
 import { sharedSecret } from './store/service-secrets.js';
+import type { SessionRow } from './store/sessions.js';
 import { PortInUseError } from '../errors/index.js';
 import { Secret } from '../config/secret.js';
+import { DestinationPolicy, LOCAL_AND_METADATA_RANGES } from '../net-policy/index.js';
 
 export interface RunningService {
   url: string;
@@ -58,10 +64,15 @@ export async function startService(config: ServiceConfig, options: ServiceOption
     logger,
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
   });
+  let relay: EventRelay | undefined;
   try {
     if (config.bootstrap) {
       await ensureAccount(db, config.bootstrap.accountId, 'Bootstrap account');
       await ensureApiKey(db, config.bootstrap.accountId, config.bootstrap.apiKey.reveal());
+      if (config.bootstrapLocation) {
+        const { slugName, key } = config.bootstrapLocation;
+        await ensureLocationKey(db, config.bootstrap.accountId, slugName, key.reveal());
+      }
     }
     const artifactsDir = config.artifactsDir ?? (await mkdtemp(join(tmpdir(), 'outpost-artifacts-')));
     await mkdir(artifactsDir, { recursive: true });
@@ -69,6 +80,8 @@ export async function startService(config: ServiceConfig, options: ServiceOption
     const linkKey =
       config.artifactLinks.secret ?? new Secret(await sharedSecret(db, 'artifact-links', ArtifactLinks.generateKey()));
     const events = new ServiceEvents();
+    // Instances sharing a PostgreSQL wake each other's waiters; embedded PGlite has one instance only.
+    relay = db.kind === 'postgres' ? await relayEvents(db, events, logger) : undefined;
     const mailer = createMailer(config.mail, logger);
     const mailRetryBaseMs = options.mailRetryBaseMs ?? 30_000;
     const outbox = backgroundRounds(() => deliverDueMail(db, mailer, logger, mailRetryBaseMs), logger, 'e-mail delivery round', db.outage);
@@ -83,7 +96,13 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       'root cause analysis round',
       db.outage,
     );
-    const alertOptions = { retryBaseMs: options.alertRetryBaseMs ?? 30_000, smsWebhookUrl: config.smsWebhookUrl };
+    const webhookPolicy = new DestinationPolicy({ baseline: LOCAL_AND_METADATA_RANGES, ...config.webhookDestinations });
+    const dispatcher = webhookDispatcher(webhookPolicy);
+    const alertOptions = {
+      retryBaseMs: options.alertRetryBaseMs ?? 30_000,
+      smsWebhookUrl: config.smsWebhookUrl,
+      dispatcher,
+    };
     const alerts = backgroundRounds(() => deliverDueAlerts(db, mailer, logger, alertOptions), logger, 'alert delivery round', db.outage);
     const ctx: ServiceContext = {
       db,
@@ -99,6 +118,7 @@ export async function startService(config: ServiceConfig, options: ServiceOption
       metricsToken: config.metricsToken,
       metrics: new ServiceMetrics({ db, events, perCheckLimit: config.metricsPerCheckLimit }),
       maxLocationsPerCheck: config.maxLocationsPerCheck,
+      webhookPolicy,
       wakeOutbox: outbox.wake,
       wakeAnalyses: analyses.wake,
       wakeAlerts: alerts.wake,
@@ -120,9 +140,11 @@ export async function startService(config: ServiceConfig, options: ServiceOption
         .finally(() => followUps.delete(tracked));
       followUps.add(tracked);
     };
+    // Sessions complete by the dozen (one result batch): their alerts are judged together.
+    const completed = perTurn<SessionRow>((sessions) => follow(judgeRuns(ctx, sessions), 'judging runs for alerts'));
     events.on('sessionCompleted', (session) => {
       if (session.group_run_id) follow(releaseGroupRuns(ctx, [session.group_run_id]), 'releasing a group run (the next tick retries)');
-      follow(judgeRun(ctx, session), 'judging a run for alerts');
+      completed.add(session);
     });
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -138,15 +160,19 @@ export async function startService(config: ServiceConfig, options: ServiceOption
         // Requests first: one finishing now may still queue e-mail or an analysis.
         stopping.abort();
         await app.close();
+        completed.flush();
         await Promise.all(followUps);
         await outbox.idle();
         await analyses.idle();
         await alerts.idle();
+        await dispatcher.close();
         mailer.close();
+        await relay?.close();
         await db.close();
       },
     };
   } catch (error) {
+    await relay?.close().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw error;
   }

@@ -3,25 +3,25 @@ import type { Queryable } from './db/database.js';
 import { FINAL_STATUSES } from './session-status.js';
 import { getSessionRow, type SessionRow } from './store/sessions.js';
 
-/** Read the session again at least this often: another service instance may have completed it. */
+/** Read the session again at least this often: a completion on another instance may go untold (see event-relay.ts). */
 const RECHECK_MS = 1000;
 
 export type SessionWait = { finished: SessionRow } | { running: SessionRow } | { missing: true };
 
-/** Resolves when the session completes on this instance, after `ms`, or when `signal` aborts. Never rejects. */
+/** Resolves when the session completes (on any instance that tells: see event-relay.ts), after `ms`, or when `signal` aborts. Never rejects. */
 function nextCompletion(events: ServiceEvents, sessionId: string, ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
-      events.off('sessionCompleted', onCompleted);
+      events.off('sessionFinished', onCompleted);
       signal.removeEventListener('abort', done);
       resolve();
     };
-    const onCompleted = (session: SessionRow) => {
-      if (session.id === sessionId) done();
+    const onCompleted = (finished: string) => {
+      if (finished === sessionId) done();
     };
     const timer = setTimeout(done, ms);
-    events.on('sessionCompleted', onCompleted);
+    events.on('sessionFinished', onCompleted);
     signal.addEventListener('abort', done);
     if (signal.aborted) done();
   });

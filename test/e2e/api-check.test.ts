@@ -14,7 +14,7 @@ import { eventually, startTestAgent, type TestAgent } from '../support/agent.js'
 import { startApiTarget, TARGET_TOKEN, type ApiTarget } from '../support/api-target.js';
 import { DB_KINDS } from '../support/databases.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { LOOPBACK_WEBHOOKS, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { runToFinal } from '../support/sessions.js';
 
 describe('API checks through the service and the agent', { timeout: 60_000 }, () => {
@@ -27,7 +27,7 @@ describe('API checks through the service and the agent', { timeout: 60_000 }, ()
   beforeAll(async () => {
     sandboxDirectory = await mkdtemp(join(tmpdir(), 'outpost-e2e-api-'));
     target = await startApiTarget();
-    service = await startTestService(DB_KINDS[0]!);
+    service = await startTestService(DB_KINDS[0]!, { env: { ...LOOPBACK_WEBHOOKS } });
     const location = await service.privateLocation();
     slug = location.slugName;
     agent = await startTestAgent({

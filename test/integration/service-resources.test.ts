@@ -63,6 +63,7 @@ describe.each(DB_KINDS)('service resources (%s)', (kind) => {
         created_at: expect.stringMatching(ISO_DATE_TIME),
         updated_at: null,
         lastSeen: null,
+        destinationPolicy: { allowed: [], denied: [] },
         agentCount: 0,
         queuedJobs: 0,
         runningJobs: 0,

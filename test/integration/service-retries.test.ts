@@ -3,6 +3,7 @@ import type { Job, Result } from '../../src/protocol/agent-api.js';
 import { eventually, ManualAgent, triggerCheck } from '../support/agent-protocol.js';
 import { DB_KINDS } from '../support/databases.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { LOOPBACK_WEBHOOKS } from '../support/webhook-receiver.js';
 
 const NETWORK_FAILURE: Partial<Result> = {
   hasErrors: true,
@@ -20,7 +21,7 @@ describe.each(DB_KINDS)('retries (%s)', (kind) => {
   let service: TestService;
 
   beforeAll(async () => {
-    service = await startTestService(kind, { tickMs: 100 });
+    service = await startTestService(kind, { tickMs: 100, env: { ...LOOPBACK_WEBHOOKS } });
   });
   afterAll(() => service?.close());
 

@@ -90,6 +90,7 @@ describe.each(DB_KINDS)('runtimes API (%s)', (kind) => {
     expect(one.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
     expect(document.security).toEqual([{ apiKey: [], account: [] }]);
     const schema = list.responses['200'].content['application/json'].schema;
-    expect(Object.keys(schema.items.properties).sort()).toEqual(FIELDS);
+    expect(schema.items).toEqual({ $ref: '#/components/schemas/Runtime' });
+    expect(Object.keys(document.components.schemas.Runtime.properties).sort()).toEqual(FIELDS);
   });
 });

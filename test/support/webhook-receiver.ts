@@ -22,6 +22,13 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
+/**
+ * The service refuses loopback webhook destinations unless its operator
+ * allows them; a test whose receiver listens on loopback allows it as an
+ * operator would, in the service's environment.
+ */
+export const LOOPBACK_WEBHOOKS = { WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.0/8' } as const;
+
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const received: ReceivedHook[] = [];
   const failures = new Map<string, number>();

@@ -5,6 +5,7 @@ import { PRLIMIT, SETPRIV } from '../../src/agent/isolation/isolation.js';
 import { BWRAP } from '../../src/agent/isolation/namespaces.js';
 import { findRuntime } from '../../src/runtimes/catalog.js';
 import { copyOf, finalStage, parseDockerfile, type Instruction } from '../support/dockerfile.js';
+import { importGraph } from '../support/import-graph.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const read = (name: string) => parseDockerfile(readFileSync(resolve(ROOT, name), 'utf8'));
@@ -17,24 +18,39 @@ const text = (name: string) => readFileSync(resolve(ROOT, name), 'utf8');
 const WRITES = ['RUN', 'COPY', 'ADD', 'WORKDIR'];
 const tsconfigOutDir = () => (JSON.parse(readFileSync(resolve(ROOT, 'tsconfig.build.json'), 'utf8')) as { compilerOptions: { outDir: string } }).compilerOptions.outDir;
 
-describe.each(['Dockerfile', 'Dockerfile.uptime'])('%s', (name) => {
+describe.each(['Dockerfile', 'Dockerfile.uptime', 'Dockerfile.service'])('%s', (name) => {
   const instructions = read(name);
-  const final = finalStage(instructions);
 
-  it('copies only what the repository has, or what its build stage makes', () => {
+  it('copies only what the repository has, or what its build stages make', () => {
     for (const instruction of instructions.filter((candidate) => candidate.keyword === 'COPY')) {
       const { from, sources } = copyOf(instruction);
       if (from === undefined) {
         for (const source of sources) expect(existsSync(resolve(ROOT, source)), `${name}: COPY ${source}`).toBe(true);
         continue;
       }
-      // From the build stage: its WORKDIR, and `npm run build` writing tsconfig.build.json's outDir there.
       const stage = instructions.filter((candidate) => candidate.stageName === from);
       const workdir = args(stage, 'WORKDIR').at(-1);
-      expect(args(stage, 'RUN')).toContain('npm run build');
-      for (const source of sources) expect(source, `${name}: COPY --from=${from} ${source}`).toBe(`${workdir}/${tsconfigOutDir()}`);
+      if (from === 'build') {
+        // `npm run build` writes tsconfig.build.json's outDir under the stage's WORKDIR: that, or a directory of it.
+        expect(args(stage, 'RUN')).toContain('npm run build');
+        for (const source of sources) expect(`${source}/`, `${name}: COPY --from=${from} ${source}`).toMatch(new RegExp(`^${workdir}/${tsconfigOutDir()}/`));
+        continue;
+      }
+      // Another stage: what it copied in (and built there) under its WORKDIR.
+      expect(stage.length, `${name}: stage ${from}`).toBeGreaterThan(0);
+      const made = stage.filter((candidate) => candidate.keyword === 'COPY').map((copy) => copyOf(copy).destination.replace(/^\.\//, `${workdir}/`));
+      for (const source of sources) expect(made, `${name}: COPY --from=${from} ${source}`).toContain(source);
     }
   });
+
+  it('runs on Node.js 24', () => {
+    expect(argDefault(instructions, 'NODE_IMAGE')).toMatch(/^node:24-/);
+  });
+});
+
+describe.each(['Dockerfile', 'Dockerfile.uptime'])('%s', (name) => {
+  const instructions = read(name);
+  const final = finalStage(instructions);
 
   it('starts the built CLI under an init process, as a user of its own, and checks its liveness', () => {
     const entrypoint = JSON.parse(args(final, 'ENTRYPOINT')[0]!) as string[];
@@ -51,19 +67,69 @@ describe.each(['Dockerfile', 'Dockerfile.uptime'])('%s', (name) => {
     expect(installs).toContain('npm ci --omit=dev');
   });
 
-  it('runs on Node.js 24', () => {
-    expect(argDefault(instructions, 'NODE_IMAGE')).toMatch(/^node:24-/);
+  it('leaves the service\'s dependencies out, by the one list of them', () => {
+    const install = args(final, 'RUN').find((run) => run.includes('npm ci')) ?? '';
+    expect(install).toContain(`npm uninstall --no-save --omit=dev --no-audit --no-fund $(cat ${SERVICE_ONLY_FILE.split('/').at(-1)})`);
+    expect(args(final, 'COPY')).toContain(`package.json package-lock.json ${SERVICE_ONLY_FILE} ./`);
+  });
+});
+
+/** The service's packages the agent images remove after `npm ci`, one a line. */
+const SERVICE_ONLY_FILE = 'deploy/service-only-packages.txt';
+/** Loaded by name rather than imported: pino's pretty printer, when the agent's output is a terminal. */
+const LOADED_BY_NAME = ['pino-pretty'];
+
+describe('the agent images without the service\'s dependencies', () => {
+  const cli = resolve(ROOT, 'src/cli.ts');
+  // The agent's half of the CLI: every module but the service's and the dev command's, which `outpost agent` never loads.
+  const agentEntries = [cli, ...['agent/agent.ts', 'agent/error-reporting/agent-logging.ts', 'agent/heap-tuning.ts', 'runtimes/install.ts', 'runtimes/catalog.ts', 'runtimes/installed.ts', 'runtimes/runtime-table.ts'].map((path) => resolve(ROOT, 'src', path))];
+  const agent = importGraph(agentEntries, (specifier, from) => !(from === cli && /^\.\/(service|dev)\//.test(specifier) && specifier !== './service/config.js'));
+  const dependencies = Object.keys((JSON.parse(text('package.json')) as { dependencies: Record<string, string> }).dependencies);
+  const listed = text(SERVICE_ONLY_FILE).trim().split('\n');
+
+  it('lists exactly the dependencies the agent never loads', () => {
+    for (const name of listed) expect(dependencies, name).toContain(name);
+    for (const name of LOADED_BY_NAME) expect(dependencies, name).toContain(name);
+    expect(text('src/logging.ts')).toContain("target: 'pino-pretty'");
+    const unused = dependencies.filter((name) => !agent.packages.has(name) && !LOADED_BY_NAME.includes(name));
+    expect([...listed].sort()).toEqual(unused.sort());
+    // The service's heavy parts are among them.
+    expect(listed).toEqual(expect.arrayContaining(['@electric-sql/pglite', 'fastify', 'nodemailer', 'aedes', 'pg', '@fastify/swagger']));
+  });
+
+  it('finds what the agent loads, so an import of a listed package would show', () => {
+    expect([...agent.packages].filter((name) => listed.includes(name))).toEqual([]);
+    for (const name of ['bullmq', 'ioredis', 'undici', 'tar', '@sentry/node']) expect(agent.packages.has(name), name).toBe(true);
+    expect([...agent.files].some((file) => file.endsWith('src/agent/probe-threads/probe-worker.ts')), 'the probe threads\' worker file').toBe(true);
+    const service = importGraph([resolve(ROOT, 'src/service/service.ts')]);
+    for (const name of ['fastify', '@electric-sql/pglite', 'nodemailer']) expect(service.packages.has(name), name).toBe(true);
+  });
+
+  it('nor the error-reporting SDK\'s build tooling (bundler plugins, the Sentry CLI, a native parser)', () => {
+    const manifest = JSON.parse(text('package.json')) as { overrides: Record<string, string> };
+    expect(manifest.overrides['@sentry/bundler-plugins']).toBe('npm:empty-npm-package@1.0.0');
+    const lock = JSON.parse(text('package-lock.json')) as { packages: Record<string, { name?: string; version?: string }> };
+    const plugins = Object.entries(lock.packages).filter(([path]) => path.endsWith('node_modules/@sentry/bundler-plugins'));
+    expect(plugins.length).toBeGreaterThan(0);
+    for (const [, entry] of plugins) expect(entry.name).toBe('empty-npm-package');
+    for (const tool of ['node_modules/sentry', 'node_modules/oxc-parser']) expect(Object.keys(lock.packages).some((path) => path.endsWith(tool)), tool).toBe(false);
+    // Only the SDK's bundler entry points import them, which the agent does not load.
+    expect([...agent.packages].filter((name) => name.startsWith('@sentry/'))).toEqual(['@sentry/node']);
+    expect(importGraph([resolve(ROOT, 'src/agent/error-reporting/error-reporter.ts')]).packages.has('@sentry/bundler-plugins')).toBe(false);
   });
 });
 
 describe('the full image', () => {
   const final = finalStage(read('Dockerfile'));
+  const runtimesStage = read('Dockerfile').filter((instruction) => instruction.stageName === 'runtimes');
   const installs = () => args(final, 'RUN').find((run) => run.includes('apt-get install')) ?? '';
 
   it('bundles runtime 2026.04 by default, and the migration image\'s runtimes are installable', () => {
-    const runtimes = argDefault(final, 'RUNTIMES');
+    const runtimes = argDefault(read('Dockerfile'), 'RUNTIMES');
     expect(runtimes).toBe('2026.04');
-    expect(args(final, 'RUN')).toContain('node dist/cli.js runtimes install ${RUNTIMES} && npm cache clean --force');
+    expect(args(runtimesStage, 'RUN')).toEqual(['node dist/runtimes/install-command.js ${RUNTIMES}']);
+    expect(args(runtimesStage, 'ARG')).toEqual(['RUNTIMES']);
+    expect(args(final, 'ARG')).toContain('RUNTIMES');
     const migration = /RUNTIMES="([^"]+)"/.exec(readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8'))![1]!.split(' ');
     expect(migration).toEqual(['2024.09', '2025.04', '2026.04']);
     for (const id of migration) expect(findRuntime(id)?.installable, id).toBe(true);
@@ -86,15 +152,36 @@ describe('the full image', () => {
     // No USER before the build steps: every file of /app, the runtimes' included, is made by root.
     expect(final.slice(firstUser).filter((instruction) => WRITES.includes(instruction.keyword))).toEqual([]);
     expect(args(final, 'USER')).toEqual(['outpost']);
-    const runtimesInstall = final.findIndex((instruction) => instruction.args.includes('runtimes install'));
-    expect(runtimesInstall).toBeGreaterThan(-1);
-    expect(runtimesInstall).toBeLessThan(firstUser);
+    const runtimesCopy = final.findIndex((instruction) => instruction.keyword === 'COPY' && copyOf(instruction).from === 'runtimes');
+    expect(runtimesCopy).toBeGreaterThan(-1);
+    expect(runtimesCopy).toBeLessThan(firstUser);
+    // Installed by root in their stage (no USER there); COPY --from makes them root's in the image.
+    expect(args(runtimesStage, 'USER')).toEqual([]);
     // Nothing chowned to anyone (a runtime the agent's user could write, a script could poison), no COPY --chown.
-    for (const instruction of final) {
+    for (const instruction of read('Dockerfile')) {
       expect(instruction.args, `${instruction.keyword} ${instruction.args}`).not.toMatch(/\bchown\b|--chown|--chmod/);
     }
     // And nothing left writable by group or others, whatever the build context's modes.
     expect(args(final, 'RUN')).toContain('find /app -perm /022 -exec chmod go-w {} +');
+  });
+
+  it('installs the runtimes in a layer that a change of the source elsewhere does not rebuild', () => {
+    // The runtimes stage takes from the build stage only the installer's compiled modules...
+    const fromBuild = runtimesStage.filter((instruction) => instruction.keyword === 'COPY' && copyOf(instruction).from === 'build').flatMap((copy) => copyOf(copy).sources);
+    expect(fromBuild.sort()).toEqual(['/src/dist/errors', '/src/dist/runtimes']);
+    // ...which are all the installer loads: its own and the error classes, no npm package.
+    const installer = importGraph([resolve(ROOT, 'src/runtimes/install-command.ts')]);
+    expect(installer.packages.size).toBe(0);
+    const directories = new Set([...installer.files].map((file) => file.slice(resolve(ROOT, 'src').length + 1).split('/')[0]));
+    expect([...directories].sort()).toEqual(['errors', 'runtimes']);
+    const local = runtimesStage.filter((instruction) => instruction.keyword === 'COPY' && !copyOf(instruction).from).flatMap((copy) => copyOf(copy).sources);
+    expect(local.sort()).toEqual(['package.json', 'runtimes']);
+    // In the image, the installed runtimes come before the compiled source, so the source's layer is the later one.
+    const runtimesCopy = final.findIndex((instruction) => instruction.keyword === 'COPY' && copyOf(instruction).from === 'runtimes');
+    const distCopy = final.findIndex((instruction) => instruction.keyword === 'COPY' && copyOf(instruction).from === 'build');
+    expect(runtimesCopy).toBeGreaterThan(-1);
+    expect(runtimesCopy).toBeLessThan(distCopy);
+    expect(args(final, 'COPY').some((copy) => /^runtimes\b/.test(copy))).toBe(false);
   });
 
   it('says with which docker run flags script isolation works, naming a profile the repository has', () => {
@@ -196,6 +283,42 @@ describe('the dev image', () => {
     const lastUser = instructions.findLastIndex((instruction) => instruction.keyword === 'USER');
     expect(instructions.slice(lastUser).filter((instruction) => WRITES.includes(instruction.keyword))).toEqual([]);
     for (const instruction of instructions) expect(instruction.args).not.toMatch(/\bchown\b|--chown|\/app/);
+  });
+});
+
+describe('the service image', () => {
+  const instructions = read('Dockerfile.service');
+  const final = finalStage(instructions);
+
+  it('starts the built CLI\'s service under an init process, as a user of its own, and checks its readiness', () => {
+    const entrypoint = JSON.parse(args(final, 'ENTRYPOINT')[0]!) as string[];
+    expect(entrypoint).toEqual(['tini', '--', 'node', `/app/${tsconfigOutDir()}/cli.js`]);
+    expect(JSON.parse(args(final, 'CMD')[0]!)).toEqual(['service']);
+    expect(args(final, 'USER')).toEqual(['outpost']);
+    expect(args(final, 'HEALTHCHECK')[0]).toContain('/-/readiness');
+    expect(text('src/service/server.ts')).toContain("app.get('/-/readiness'");
+    expect(args(final, 'LABEL').join(' ')).toContain('org.opencontainers.image.title="outpost-service"');
+    expect(args(final, 'RUN').join(' ')).toContain('npm ci --omit=dev');
+  });
+
+  it('listens where it says, keeps artifacts in a volume its user owns, and /app root\'s', () => {
+    const env = args(final, 'ENV').join(' ');
+    const port = /\bPORT=(\d+)/.exec(env)![1];
+    expect(args(final, 'EXPOSE')).toEqual([port]);
+    expect(args(final, 'HEALTHCHECK')[0]).toContain('process.env.PORT');
+    const artifacts = /ARTIFACTS_DIR=(\S+)/.exec(env)![1]!;
+    expect(args(final, 'VOLUME')).toEqual([JSON.stringify([artifacts])]);
+    expect(args(final, 'RUN').join(' ')).toContain(`install -d -o outpost -g outpost -m 0750 ${artifacts}`);
+    const firstUser = final.findIndex((instruction) => instruction.keyword === 'USER');
+    expect(final.slice(firstUser).filter((instruction) => WRITES.includes(instruction.keyword))).toEqual([]);
+    for (const instruction of final) expect(instruction.args).not.toMatch(/\bchown\b|--chown/);
+    expect(args(final, 'RUN')).toContain('find /app -perm /022 -exec chmod go-w {} +');
+  });
+
+  it('has the runtime catalog checks name, and no agent tooling', () => {
+    expect(args(final, 'COPY')).toContain('runtimes ./runtimes');
+    const runs = args(final, 'RUN').join(' ');
+    for (const tool of ['chromium', 'redis-server', 'bubblewrap', 'runtimes install', 'uninstall']) expect(runs, tool).not.toContain(tool);
   });
 });
 

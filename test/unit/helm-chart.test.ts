@@ -9,6 +9,7 @@ import type { Queryable } from '../../src/service/db/database.js';
 import { createServiceMetrics } from '../../src/service/service-metrics.js';
 import { finalStage, parseDockerfile } from '../support/dockerfile.js';
 import { loadChart, mergeValues, renderChart, TemplateFailure, valuesReferences, type Chart, type Rendered } from '../support/helm-template.js';
+import { kubernetesSchemaErrors } from '../support/kubernetes-schemas.js';
 
 // Helm cannot run here, so the chart is rendered by a small Go-template renderer
 // (test/support/helm-template.ts) and the Kubernetes objects it makes are checked.
@@ -1038,5 +1039,15 @@ describe('values.yaml as written', () => {
     const lines = readFileSync(resolve(CHART_DIR, 'values.yaml'), 'utf8').split('\n');
     const uncommented = lines.filter((line, i) => /^\w+:/.test(line) && !(lines[i - 1] ?? '').startsWith('#'));
     expect(uncommented).toEqual([]);
+  });
+});
+
+describe('every value set the tests render', () => {
+  it('renders manifests valid by the Kubernetes API\'s schemas (and KEDA\'s and the Prometheus Operator\'s)', async () => {
+    for (const [name, overrides] of Object.entries(SCENARIOS)) {
+      const rendered = render(overrides);
+      const errors = (await Promise.all(rendered.manifests.map((manifest) => kubernetesSchemaErrors(manifest.object)))).flat();
+      expect(errors, name).toEqual([]);
+    }
   });
 });

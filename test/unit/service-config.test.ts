@@ -40,6 +40,20 @@ describe('service configuration', () => {
     );
   });
 
+  it('takes a bootstrap private location and its key with the bootstrap account only, and hides the key', () => {
+    const account = { BOOTSTRAP_ACCOUNT_ID: 'a1b2c3d4-0000-4000-8000-000000000001', BOOTSTRAP_API_KEY: 'a-long-enough-api-key' };
+    const key = `pl_${'x'.repeat(40)}`;
+    const config = loadServiceConfig({ ...account, BOOTSTRAP_PRIVATE_LOCATION: 'compose', BOOTSTRAP_PRIVATE_LOCATION_KEY: key });
+    expect(config.bootstrapLocation?.slugName).toBe('compose');
+    expect(config.bootstrapLocation?.key.reveal()).toBe(key);
+    expect(JSON.stringify(config)).not.toContain(key);
+    expect(loadServiceConfig(account).bootstrapLocation).toBeUndefined();
+    expect(() => loadServiceConfig({ ...account, BOOTSTRAP_PRIVATE_LOCATION: 'compose' })).toThrow(/must be set together/);
+    expect(() => loadServiceConfig({ BOOTSTRAP_PRIVATE_LOCATION: 'compose', BOOTSTRAP_PRIVATE_LOCATION_KEY: key })).toThrow(/needs BOOTSTRAP_ACCOUNT_ID/);
+    expect(() => loadServiceConfig({ ...account, BOOTSTRAP_PRIVATE_LOCATION: 'Compose', BOOTSTRAP_PRIVATE_LOCATION_KEY: key })).toThrow(/BOOTSTRAP_PRIVATE_LOCATION/);
+    expect(() => loadServiceConfig({ ...account, BOOTSTRAP_PRIVATE_LOCATION: 'compose', BOOTSTRAP_PRIVATE_LOCATION_KEY: 'ok_short' })).toThrow(/BOOTSTRAP_PRIVATE_LOCATION_KEY/);
+  });
+
   it('names every bad variable at once', () => {
     let caught: unknown;
     try {

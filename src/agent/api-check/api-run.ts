@@ -6,6 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { ProbeTimeoutError } from '../../errors/index.js';
+import type { DestinationPolicy } from '../../net-policy/index.js';
 import type { ResultError, Timings } from '../../protocol/agent-api.js';
 import { API_MAX_RESPONSE_TIME_CAP_MS, type ApiSettings } from '../../protocol/api-settings.js';
 import { SCRUB_MARKER } from '../../scrub/marker.js';
@@ -50,6 +51,7 @@ export async function exchangeApiRequest(
   settings: Pick<ApiSettings['request'], 'followRedirects' | 'skipSSL' | 'ipFamily'>,
   signal: AbortSignal,
   timeoutMs: number,
+  destinations: DestinationPolicy | undefined,
 ): Promise<ApiExchangeOutcome> {
   const startedAt = performance.now();
   const budget = budgetMs(timeoutMs, API_MAX_RESPONSE_TIME_CAP_MS);
@@ -60,7 +62,7 @@ export async function exchangeApiRequest(
   );
   const hops: Hop[] = [];
   try {
-    const final = await sendRequest(request, { ...settings, signal: AbortSignal.any([signal, deadline.signal]) }, hops);
+    const final = await sendRequest(request, { ...settings, signal: AbortSignal.any([signal, deadline.signal]), destinations }, hops);
     const timings = sumTimings(hops, performance.now() - startedAt);
     return {
       response: {

@@ -41,6 +41,7 @@ import type { ProbeOutcome } from '../probes/probe.js';
 import { LogLines, truncateLine } from '../sandbox/log-lines.js';
 import type { JobRunner } from '../script-harness/job-runner.js';
 import type { ScriptJob } from '../script-harness/script-job.js';
+import { jobDestinationPolicy } from '../probes/destination-guard.js';
 import { exchangeApiRequest, invertOutcome, judgeApiResponse, type ApiResponse } from './api-run.js';
 import { checkScriptRequest, prepareRequest, resolveAssertions, type OutgoingRequest } from './request.js';
 import {
@@ -104,6 +105,7 @@ export class ApiScriptRunner implements JobRunner {
   async run(script: ScriptJob): Promise<Result> {
     const { job } = script;
     const settings = parseSettings(job.settings);
+    const destinations = jobDestinationPolicy(job);
     const runtime = this.#runtimeFor(job);
     const started = performance.now();
     const logs = new LogLines(script.scrub);
@@ -116,7 +118,7 @@ export class ApiScriptRunner implements JobRunner {
       // The job's time less what its scripts may take (the service sizes timeoutSeconds so).
       const scriptCount = settings.setupScripts.length + settings.tearDownScripts.length;
       const requestBudget = Math.max(1000, job.timeoutSeconds * 1000 - scriptCount * API_SCRIPT_TIMEOUT_MS);
-      const exchange = await exchangeApiRequest(request, settings.request, script.signal, requestBudget);
+      const exchange = await exchangeApiRequest(request, settings.request, script.signal, requestBudget, destinations);
       if (script.signal.aborted) throw new ScriptError('cancelled');
       let response = exchange.response;
       if (response !== undefined && settings.tearDownScripts.length > 0) {

@@ -6,6 +6,7 @@
  * changes the method, the body and the credentials sent on.
  */
 import { RedirectError } from '../../errors/index.js';
+import type { DestinationPolicy } from '../../net-policy/index.js';
 import { MAX_API_RESPONSE_BODY_BYTES } from '../../protocol/api-settings.js';
 import type { IpFamily } from '../probes/http-connector.js';
 import { redirectTarget, sendHop, USER_AGENT, type HttpHop } from '../probes/http-hop.js';
@@ -20,6 +21,8 @@ export interface ExchangeOptions {
   skipSSL: boolean;
   ipFamily: IpFamily;
   signal: AbortSignal;
+  /** The location's destination policy, for every hop; undefined: anywhere. */
+  destinations?: DestinationPolicy | undefined;
 }
 
 /** One request/response on one connection; filled in as it happens, so a failure keeps what was measured. */
@@ -77,7 +80,11 @@ function exchange(
   if (hasHeader(requestHeaders, 'accept')) delete headers.accept;
   for (const name of Object.keys(headers)) if (name.toLowerCase() === 'content-length' || name.toLowerCase() === 'transfer-encoding') delete headers[name];
   if (payload !== null) headers['content-length'] = String(payload.length);
-  const { ipFamily, skipSSL, signal } = options;
+  const { ipFamily, skipSSL, signal, destinations } = options;
   const limit = MAX_API_RESPONSE_BODY_BYTES;
-  return sendHop({ method, url, headers, body: payload }, { ipFamily, skipSSL, signal, readLimit: limit, keepLimit: limit }, hops);
+  return sendHop(
+    { method, url, headers, body: payload },
+    { ipFamily, skipSSL, signal, destinations, readLimit: limit, keepLimit: limit },
+    hops,
+  );
 }

@@ -35,7 +35,7 @@ async function runApiProbe(settings: ApiSettings, context: ProbeContext): Promis
   const request = prepareRequest(settings.request, variables);
   try {
     requestUrl(request);
-    const exchange = await exchangeApiRequest(request, settings.request, context.signal, context.timeoutMs);
+    const exchange = await exchangeApiRequest(request, settings.request, context.signal, context.timeoutMs, context.destinations);
     const assertions = resolveAssertions(settings.request.assertions, variables);
     outcome = judgeApiResponse({ ...settings, request: { assertions } }, request, exchange);
   } catch (error) {

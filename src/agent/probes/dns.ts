@@ -29,6 +29,7 @@ import { evaluateAssertions } from './assertions.js';
 import { withResponseTime } from './response-time-verdict.js';
 import type { AssertionInput } from './assertions.js';
 import { HTTPS_TYPE, SVCB_TYPE, decodeSvcbRdata, formatSvcbRecord } from './dns-https-record.js';
+import { assertDestinationAllowed } from './destination-guard.js';
 import { asIpLiteral, resolveHost } from './host-resolver.js';
 import type { HostResolverOptions } from './host-resolver.js';
 import { endpoint } from './http-connector.js';
@@ -292,7 +293,10 @@ async function runDnsProbe(
   );
   const signal = AbortSignal.any([context.signal, deadline.signal]);
   try {
+    // The agent's own resolver is its operator's choice; a name server the check names is the check's.
+    const named = exchange.nameServer !== null;
     await chooseServer(exchange, resolver, signal);
+    if (named) assertDestinationAllowed(context.destinations, exchange.address ?? '', endpoint(request.nameServer ?? '', exchange.port));
     const query = encodeQuery(exchange);
     const received =
       exchange.protocol === 'UDP'

@@ -6,6 +6,8 @@
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
+import type { DestinationPolicy } from '../../net-policy/index.js';
+import { assertDestinationAllowed } from './destination-guard.js';
 import { resolveHost, type ResolvedAddress } from './host-resolver.js';
 import { ConnectError, TlsError } from '../../errors/index.js';
 
@@ -41,6 +43,8 @@ export interface TimedConnectorOptions {
   skipSSL: boolean;
   /** Aborting it abandons the lookup and destroys any socket being opened. */
   signal: AbortSignal;
+  /** Checked on the resolved address before the TCP handshake; undefined: anywhere. */
+  destinations?: DestinationPolicy | undefined;
 }
 
 /** Where to connect: a URL's hostname (IPv6 literals may keep their brackets), protocol and port ('' for the default). */
@@ -87,6 +91,7 @@ async function open(target: ConnectTarget, options: TimedConnectorOptions, phase
     }
   }
   phases.remoteAddress = resolved.address;
+  assertDestinationAllowed(options.destinations, resolved.address, endpoint(hostname, port));
 
   started = performance.now();
   const socket = await connectTcp(resolved.address, port, resolved.family, options.signal);

@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import { HttpError } from '../../errors/index.js';
 import type { ResultError, Timings } from '../../protocol/agent-api.js';
+import type { DestinationPolicy } from '../../net-policy/index.js';
 import { createTimedConnector, type ConnectionPhases, type IpFamily } from './http-connector.js';
 import { roundMs } from './probe-failure.js';
 
@@ -33,6 +34,8 @@ export interface HopOptions {
   readLimit: number;
   /** How much of the body `body` keeps; 0 keeps none (the bytes are still read and counted). */
   keepLimit: number;
+  /** Every hop, redirects included, connects only where this allows; undefined: anywhere. */
+  destinations?: DestinationPolicy | undefined;
 }
 
 /** One request/response on one connection; filled in as it happens, so a failure keeps what was measured. */
@@ -70,7 +73,12 @@ export async function sendHop<Method extends string>(
   const { url } = request;
   const { signal } = options;
   signal.throwIfAborted();
-  const connector = createTimedConnector({ ipFamily: options.ipFamily, skipSSL: options.skipSSL, signal });
+  const connector = createTimedConnector({
+    ipFamily: options.ipFamily,
+    skipSSL: options.skipSSL,
+    signal,
+    destinations: options.destinations,
+  });
   const hop: HttpHop<Method> = {
     method: request.method,
     url,

@@ -16,6 +16,7 @@ import type { ResultError, Timings } from '../../protocol/agent-api.js';
 import { IcmpSettingsSchema } from '../../protocol/icmp-settings.js';
 import { evaluateAssertions } from './assertions.js';
 import type { AssertionInput } from './assertions.js';
+import { assertDestinationAllowed } from './destination-guard.js';
 import { asIpLiteral, resolveHost } from './host-resolver.js';
 import type { ResolvedAddress } from './host-resolver.js';
 import type { IpFamily } from './http-connector.js';
@@ -137,6 +138,7 @@ async function runIcmpProbe(settings: IcmpSettingsParsed, context: ProbeContext,
     });
     if (asIpLiteral(request.hostname) !== null) attempt.dns = 0;
     attempt.target = target;
+    assertDestinationAllowed(context.destinations, target.address, request.hostname);
     const wait = replyWaitSeconds(timeoutMs - (performance.now() - startedAt), request.pingCount);
     const run = await runPing(pingPath, pingArguments(target, request.pingCount, wait), signal);
     const report = statistics(run, target);

@@ -1,6 +1,7 @@
 import type { AssertionResult } from '../../protocol/assertion.js';
 import type { ResultError, Timings } from '../../protocol/agent-api.js';
 import type { CheckType } from '../../protocol/enums.js';
+import type { DestinationPolicy } from '../../net-policy/index.js';
 
 export interface ProbeContext {
   /** Aborted when the job is cancelled or the agent shuts down hard. */
@@ -9,6 +10,8 @@ export interface ProbeContext {
   timeoutMs: number;
   /** The job's variables: API checks fill `{{VAR}}` placeholders from them and scrub the secret ones from their result. */
   environmentVariables?: readonly { key: string; value: string; secret: boolean }[];
+  /** The location's destination policy: the probe connects to no address it denies. Undefined: anywhere. */
+  destinations?: DestinationPolicy;
 }
 
 /** What one probe run found: the check-type-independent part of a Result. */

@@ -20,6 +20,7 @@ import { TCP_RESPONSE_TIME_CAP_MS, TcpSettingsSchema } from '../../protocol/tcp-
 import { evaluateAssertions } from './assertions.js';
 import { withResponseTime } from './response-time-verdict.js';
 import type { AssertionInput } from './assertions.js';
+import { assertDestinationAllowed } from './destination-guard.js';
 import { asIpLiteral, resolveHost } from './host-resolver.js';
 import type { HostResolverOptions } from './host-resolver.js';
 import { createTimedConnector, endpoint } from './http-connector.js';
@@ -118,6 +119,7 @@ async function runTcpProbe(
       attempt.dns = literal !== null ? 0 : performance.now() - started;
     });
     attempt.remoteAddress = resolved.address;
+    assertDestinationAllowed(context.destinations, resolved.address, target);
 
     attempt.stage = 'connecting';
     started = performance.now();

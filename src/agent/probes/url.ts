@@ -10,6 +10,7 @@ import { URL_MAX_RESPONSE_TIME_CAP_MS, UrlSettingsSchema } from '../../protocol/
 import { evaluateAssertions } from './assertions.js';
 import { withResponseTime } from './response-time-verdict.js';
 import type { AssertionInput } from './assertions.js';
+import type { DestinationPolicy } from '../../net-policy/index.js';
 import type { IpFamily } from './http-connector.js';
 import { describeExchangeFailure, redirectTarget, sendHop, sumTimings, USER_AGENT, type HttpHop } from './http-hop.js';
 import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
@@ -66,7 +67,7 @@ async function runUrlProbe(settings: UrlSettingsParsed, context: ProbeContext): 
   const signal = AbortSignal.any([context.signal, deadline.signal]);
   const hops: Hop[] = [];
   try {
-    const final = await followRedirects(settings.request, signal, hops);
+    const final = await followRedirects(settings.request, { signal, destinations: context.destinations }, hops);
     return judge(settings, final, hops, performance.now() - startedAt);
   } catch (error) {
     const request = `${settings.request.method} ${hops.at(-1)?.url.href ?? settings.request.url}`;
@@ -79,15 +80,16 @@ async function runUrlProbe(settings: UrlSettingsParsed, context: ProbeContext): 
   }
 }
 
-async function followRedirects(
-  request: UrlSettingsParsed['request'],
-  signal: AbortSignal,
-  hops: Hop[],
-): Promise<Hop> {
+interface Connecting {
+  signal: AbortSignal;
+  destinations: DestinationPolicy | undefined;
+}
+
+async function followRedirects(request: UrlSettingsParsed['request'], connecting: Connecting, hops: Hop[]): Promise<Hop> {
   let url = new URL(request.url);
   const visited = new Set<string>([url.href]);
   for (;;) {
-    const hop = await exchange(url, request, signal, hops);
+    const hop = await exchange(url, request, connecting, hops);
     const next = request.followRedirects ? redirectTarget(hop) : null;
     if (next === null) return hop;
     if (visited.has(next.href)) {
@@ -102,7 +104,7 @@ async function followRedirects(
 }
 
 /** One GET or HEAD, its body read (up to MAX_BODY_BYTES) to time the download, none of it kept. */
-function exchange(url: URL, request: UrlSettingsParsed['request'], signal: AbortSignal, hops: Hop[]): Promise<Hop> {
+function exchange(url: URL, request: UrlSettingsParsed['request'], connecting: Connecting, hops: Hop[]): Promise<Hop> {
   return sendHop(
     {
       method: request.method,
@@ -111,7 +113,14 @@ function exchange(url: URL, request: UrlSettingsParsed['request'], signal: Abort
       headers: { host: url.host, 'user-agent': USER_AGENT, accept: '*/*', connection: 'close' },
       body: null,
     },
-    { ipFamily: request.ipFamily, skipSSL: request.skipSSL, signal, readLimit: MAX_BODY_BYTES, keepLimit: 0 },
+    {
+      ipFamily: request.ipFamily,
+      skipSSL: request.skipSSL,
+      signal: connecting.signal,
+      destinations: connecting.destinations,
+      readLimit: MAX_BODY_BYTES,
+      keepLimit: 0,
+    },
     hops,
   );
 }

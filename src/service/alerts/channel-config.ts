@@ -1,4 +1,6 @@
+import net from 'node:net';
 import Type, { type TObject } from 'typebox';
+import { describeDenial, wellKnownAddresses, type DestinationPolicy } from '../../net-policy/index.js';
 import { collapse } from '../http-errors.js';
 import { compileBodyValidator } from '../validation.js';
 
@@ -34,17 +36,45 @@ const validators = Object.fromEntries(
   CHANNEL_TYPES.map((type) => [type, compileBodyValidator(CONFIG_SCHEMAS[type])]),
 ) as Record<ChannelType, ReturnType<typeof compileBodyValidator>>;
 
-/** The config with its defaults filled in, or the problems by field under `config.`. */
+/**
+ * The config with its defaults filled in, or the problems by field under
+ * `config.`. A URL the destination policy denies on its face (an IP literal,
+ * or a name such as localhost that always means a denied address) is refused
+ * here, so the caller hears of it now; names DNS resolves are judged when sent.
+ */
 export function parseChannelConfig(
   type: ChannelType,
   config: Record<string, unknown>,
+  policy: DestinationPolicy,
 ): { config: Record<string, unknown> } | { problems: Record<string, string> } {
   const copy = structuredClone(config);
   const validate = validators[type];
-  if (validate(copy)) return { config: copy };
+  if (validate(copy)) {
+    const refusal = typeof copy.url === 'string' ? urlRefusal(copy.url, policy) : undefined;
+    return refusal === undefined ? { config: copy } : { problems: { 'config.url': refusal } };
+  }
   const problems: Record<string, string> = {};
   for (const [field, problem] of Object.entries(collapse(validate.errors ?? []))) {
     problems[field === '(root)' ? 'config' : `config.${field}`] = problem;
   }
   return { problems };
+}
+
+function urlRefusal(url: string, policy: DestinationPolicy): string | undefined {
+  let hostname: string;
+  try {
+    // WHATWG parsing turns the spellings of an address (0x7f.1, 2130706433, [::ffff:7f00:1]) into one.
+    hostname = new URL(url).hostname;
+  } catch {
+    return 'must be a valid URL';
+  }
+  const bare = /^\[(.*)\]$/.exec(hostname)?.[1] ?? hostname;
+  const literal = net.isIP(bare) !== 0;
+  for (const address of literal ? [bare] : wellKnownAddresses(hostname)) {
+    const verdict = policy.decide(address);
+    if (verdict.allowed) continue;
+    const named = literal ? '' : `${hostname} means ${address}, and `;
+    return `must not point at a denied destination: ${named}${describeDenial(verdict)} (the service's webhook destination policy)`;
+  }
+  return undefined;
 }

@@ -52,11 +52,12 @@ export const AlertNotificationSchema = Type.Object({
   type: Type.String({ description: "The channel's type" }),
   status: Type.Enum(NOTIFICATION_STATUSES, { description: 'IN_PROGRESS while queued or being retried' }),
   event: Type.String({ description: 'ALERT_FAILURE, ALERT_RECOVERY, ALERT_DEGRADED or ALERT_REMINDER' }),
-  notificationResult: Type.String({ description: 'What became of it, in words' }),
+  notificationResult: Type.String({
+    description: "What became of it, in words: delivered, or the service's reason; never what the receiver answered",
+  }),
   timestamp: Type.String({ description: 'When the alert was queued' }),
   deliveredAt: Type.Union([Type.String(), Type.Null()]),
   attempts: Type.Integer(),
-  lastStatus: Type.Union([Type.Integer(), Type.Null()], { description: "The receiver's last HTTP status" }),
   alertChannelId: Type.Union([Type.Integer(), Type.Null()], { description: 'Null once the channel is deleted' }),
   checkId: Type.Union([Type.String(), Type.Null()]),
   checkName: Type.Union([Type.String(), Type.Null()]),
@@ -69,10 +70,9 @@ export type AlertNotification = Type.Static<typeof AlertNotificationSchema>;
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 function resultOf(entry: DeliveryLogEntry): string {
-  const answered = entry.lastStatus === null ? '' : ` (HTTP ${entry.lastStatus})`;
   switch (entry.state) {
     case 'delivered':
-      return `${entry.event}: delivered${answered} after ${plural(entry.attempts, 'attempt')}`;
+      return `${entry.event}: delivered after ${plural(entry.attempts, 'attempt')}`;
     case 'failed':
       return `${entry.event}: given up after ${plural(entry.attempts, 'attempt')}: ${entry.lastError ?? 'no reason recorded'}`;
     case 'pending':
@@ -93,7 +93,6 @@ export function alertNotification(entry: DeliveryLogEntry): AlertNotification {
     timestamp: entry.created_at,
     deliveredAt: entry.delivered_at,
     attempts: entry.attempts,
-    lastStatus: entry.lastStatus,
     alertChannelId: entry.channelId,
     checkId: entry.checkId,
     checkName: entry.checkName,

@@ -1,4 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { fetch, type Dispatcher, type RequestInit as UndiciRequestInit } from 'undici';
+import { DestinationDeniedError } from '../../errors/index.js';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../../logging.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -47,12 +49,23 @@ function textOf(event: AlertEvent): string {
   return `${event.check.name} ${what}${where ? ` (${where})` : ''}${error ? `: ${error.message}` : ''}`;
 }
 
-async function post(url: string, init: RequestInit): Promise<number> {
-  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'manual' });
-  await response.body?.cancel();
-  if (response.status < 200 || response.status > 299) {
-    throw Object.assign(new Error(`the receiver answered ${response.status}`), { status: response.status });
+/** The receiver's answer was not a 2xx: kept for the operator's log, never for the delivery record. */
+class RefusedByReceiver extends Error {
+  constructor(readonly status: number) {
+    super(`the receiver answered ${status}`);
   }
+}
+
+/** Redirects are not followed: a public URL must not bounce a delivery to an address the policy would refuse. */
+async function post(url: string, init: UndiciRequestInit, dispatcher: Dispatcher | undefined): Promise<number> {
+  const response = await fetch(url, {
+    ...init,
+    signal: AbortSignal.timeout(TIMEOUT_MS),
+    redirect: 'manual',
+    ...(dispatcher ? { dispatcher } : {}),
+  });
+  await response.body?.cancel();
+  if (response.status < 200 || response.status > 299) throw new RefusedByReceiver(response.status);
   return response.status;
 }
 
@@ -61,7 +74,7 @@ async function send(
   event: AlertEvent,
   deliveryId: string,
   mailer: Mailer,
-  smsWebhookUrl: string | undefined,
+  options: DeliveryOptions,
 ): Promise<number | null> {
   const config = channel.config;
   switch (channel.type) {
@@ -78,21 +91,26 @@ async function send(
       };
       if (body) headers['content-type'] = 'application/json';
       for (const { key, value } of (config.headers ?? []) as { key: string; value: string }[]) headers[key.toLowerCase()] = value;
-      return post(url.toString(), { method, headers, ...(body ? { body } : {}) });
+      return post(url.toString(), { method, headers, ...(body ? { body } : {}) }, options.dispatcher);
     }
     case 'SLACK':
-      return post(String(config.url), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ text: textOf(event) }),
-      });
+      return post(
+        String(config.url),
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: textOf(event) }) },
+        options.dispatcher,
+      );
     case 'SMS':
-      if (!smsWebhookUrl) throw new PermanentFailure('no SMS provider is configured (SMS_WEBHOOK_URL)');
-      return post(smsWebhookUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ to: config.number, name: config.name, message: textOf(event) }),
-      });
+      if (!options.smsWebhookUrl) throw new PermanentFailure('no SMS provider is configured (SMS_WEBHOOK_URL)');
+      // The operator's own provider, not a user's URL: it may live next to the service, so no destination policy.
+      return post(
+        options.smsWebhookUrl,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ to: config.number, name: config.name, message: textOf(event) }),
+        },
+        undefined,
+      );
     case 'EMAIL':
       await mailer.send({
         to: String(config.address),
@@ -103,38 +121,82 @@ async function send(
   }
 }
 
+export interface DeliveryOptions {
+  retryBaseMs: number;
+  smsWebhookUrl: string | undefined;
+  /** Connects webhook and Slack deliveries, only where the webhook destination policy allows. */
+  dispatcher: Dispatcher;
+}
+
+/**
+ * What a delivery record says of a failure. The account reads it, and its
+ * webhook URLs are its own to choose: whatever a receiver answered (status,
+ * body, refused or timed out) would make deliveries a probe of internal
+ * services, so only the service's own reasons are told; the rest is in the log.
+ */
+function recordedReason(error: unknown, type: ChannelRecord['type'] | undefined): string {
+  if (error instanceof PermanentFailure) return error.message;
+  if (error instanceof DestinationDeniedError) return "the destination is denied by the service's webhook destination policy";
+  return type === 'EMAIL' ? 'the mail server did not accept it' : 'the receiver did not accept it';
+}
+
 /**
  * Sends what is due, a batch at a time, claimed the way the e-mail outbox
  * claims (no transaction held while sending). A 2xx answer (or an accepted
  * e-mail) is delivered; anything else is retried after `retryBaseMs` ×
- * 2^(attempt − 1), up to MAX_DELIVERY_ATTEMPTS, and recorded either way.
+ * 2^(attempt − 1), up to MAX_DELIVERY_ATTEMPTS, and recorded either way. A
+ * denied destination is not retried: the policy will not change its mind.
  */
 export async function deliverDueAlerts(
   db: Queryable,
   mailer: Mailer,
   logger: Logger,
-  options: { retryBaseMs: number; smsWebhookUrl: string | undefined },
+  options: DeliveryOptions,
   batch = 20,
 ): Promise<number> {
   const due = await claimDueDeliveries(db, batch, CLAIM_SECONDS);
   for (const delivery of due) {
+    let channel: (ChannelRecord & { signingSecret: string }) | undefined;
     try {
-      const channel = delivery.channel_id === null ? undefined : await channelForDelivery(db, delivery.channel_id);
+      channel = delivery.channel_id === null ? undefined : await channelForDelivery(db, delivery.channel_id);
       if (!channel) throw new PermanentFailure('the alert channel was deleted');
-      const status = await send(channel, delivery.payload, delivery.id, mailer, options.smsWebhookUrl);
-      await markDeliveryDelivered(db, delivery.id, status);
+      const status = await send(channel, delivery.payload, delivery.id, mailer, options);
+      await markDeliveryDelivered(db, delivery.id);
+      logger.debug({ deliveryId: delivery.id, channelId: channel.id, status }, 'alert delivered');
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const status = (error as { status?: number }).status ?? null;
-      const last = error instanceof PermanentFailure || delivery.attempts >= MAX_DELIVERY_ATTEMPTS;
+      const cause = deniedIn(error) ?? error;
+      const last = error instanceof PermanentFailure || cause instanceof DestinationDeniedError || delivery.attempts >= MAX_DELIVERY_ATTEMPTS;
       await markDeliveryFailed(db, delivery.id, {
-        error: message,
-        status,
+        error: recordedReason(cause, channel?.type),
         giveUp: last,
         retryInSeconds: (options.retryBaseMs * 2 ** (delivery.attempts - 1)) / 1000,
       });
-      logger.warn({ deliveryId: delivery.id, attempt: delivery.attempts, err: message }, last ? 'alert delivery given up' : 'alert delivery failed; will retry');
+      logger.warn(
+        {
+          deliveryId: delivery.id,
+          channelId: delivery.channel_id,
+          attempt: delivery.attempts,
+          status: cause instanceof RefusedByReceiver ? cause.status : undefined,
+          err: describe(cause),
+        },
+        last ? 'alert delivery given up' : 'alert delivery failed; will retry',
+      );
     }
   }
   return due.length;
+}
+
+/** fetch wraps what the connector threw ("fetch failed", its cause the reason). */
+function deniedIn(error: unknown): DestinationDeniedError | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth += 1) {
+    if (current instanceof DestinationDeniedError) return current;
+  }
+  return undefined;
+}
+
+/** fetch says "fetch failed" and keeps the reason in `cause`: the log wants the reason. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error.message}${cause}`;
 }

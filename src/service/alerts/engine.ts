@@ -18,7 +18,7 @@ import {
 } from '../store/check-alert-states.js';
 import { groupOfCheck } from '../store/check-groups.js';
 import { finalResultsOfSession, type FinalResultSummaryRow } from '../store/check-results.js';
-import { getCheck, type CheckRow } from '../store/checks.js';
+import { getCheck, getChecks, type CheckRow } from '../store/checks.js';
 import { addIncidentUpdate, createIncident } from '../store/incidents.js';
 import { allWindows } from '../store/maintenance-windows.js';
 import type { SessionRow } from '../store/sessions.js';
@@ -170,9 +170,34 @@ function alertsAnywhere(check: CheckRow): boolean {
  * at a time (the state row is locked).
  */
 export async function judgeRun(ctx: ServiceContext, session: SessionRow): Promise<void> {
-  if (QUIET_SOURCES.has(session.run_source)) return;
-  const check = await getCheck(ctx.db, session.account_id, session.check_id);
-  if (!check || !alertsAnywhere(check)) return;
+  await judgeRuns(ctx, [session]);
+}
+
+/**
+ * Judges runs that finished together, their checks read in one query: most
+ * checks alert nowhere, and then that query is all a run costs here. Every
+ * run is judged even when another fails; the first failure is then thrown.
+ */
+export async function judgeRuns(ctx: ServiceContext, sessions: readonly SessionRow[]): Promise<void> {
+  // A session without a check (a test session's) finds none below, and is not judged.
+  const judged = sessions.filter((session) => !QUIET_SOURCES.has(session.run_source));
+  if (judged.length === 0) return;
+  const checks = new Map(
+    (await getChecks(ctx.db, judged.map((session) => session.check_id))).map((check) => [check.id, check]),
+  );
+  const outcomes = await Promise.allSettled(
+    judged.map((session) => {
+      const check = checks.get(session.check_id);
+      // A session is its account's, and so is its check: another account's row is no match.
+      if (!check || check.account_id !== session.account_id || !alertsAnywhere(check)) return Promise.resolve();
+      return judgeWithCheck(ctx, session, check);
+    }),
+  );
+  const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+async function judgeWithCheck(ctx: ServiceContext, session: SessionRow, check: CheckRow): Promise<void> {
   const settings = await settingsFor(ctx, check);
   const results = await finalResultsOfSession(ctx.db, session.id);
   const outcome = outcomeOf(session.status, results, settings);

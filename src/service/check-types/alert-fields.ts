@@ -20,7 +20,7 @@ export const AlertSettingsSchema = Type.Object({
       percentage: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
     }),
   ),
-});
+}, { title: 'AlertSettings' });
 
 export const RetryStrategySchema = Type.Object({
   type: Type.Optional(

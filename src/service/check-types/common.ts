@@ -1,4 +1,4 @@
-import Type, { type TObject, type TSchema } from 'typebox';
+import Type, { type TObject, type TProperties, type TSchema } from 'typebox';
 import type { Job } from '../../protocol/agent-api.js';
 import type { CheckType } from '../../protocol/enums.js';
 import type { GroupDefinition } from '../check-groups/schema.js';
@@ -63,6 +63,8 @@ export interface CheckTypeDefinition {
   bodyLimit?: number;
   /** Stored and used, but never part of what a read answers. */
   requestOnlyFields: readonly string[];
+  /** Fields the service adds to the definition when it stores it (resolveInAccount's findings); reads show them. */
+  storedFields?: TProperties;
   /** The stored definition with an update's fields over it, before it is validated whole. */
   mergeUpdate(stored: CheckDefinition, changes: Record<string, unknown>): Record<string, unknown>;
   /** Rules that span fields, after defaults: field → problem. */
@@ -134,7 +136,7 @@ export function updateSchemaFor(create: TObject): TObject {
   return Type.Object(properties, { minProperties: 1 });
 }
 
-function withoutDefaults<T>(schema: T): T {
+export function withoutDefaults<T>(schema: T): T {
   if (Array.isArray(schema)) return schema.map((item: unknown) => withoutDefaults(item)) as T;
   if (schema === null || typeof schema !== 'object') return schema;
   const copy: Record<string | symbol, unknown> = {};

@@ -19,7 +19,7 @@ export const EnvironmentVariableSchema = Type.Object({
   value: Type.String({ maxLength: MAX_VARIABLE_VALUE_CHARS }),
   locked: Type.Optional(Type.Boolean({ default: false })),
   secret: Type.Optional(Type.Boolean({ default: false, description: 'Never shown again once stored' })),
-});
+}, { title: 'EnvironmentVariable' });
 
 export interface EnvironmentVariable {
   key: string;

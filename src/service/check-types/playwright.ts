@@ -86,6 +86,10 @@ export const playwrightCheck: CheckTypeDefinition = {
   createSchema,
   updateSchema: updateSchemaFor(createSchema),
   requestOnlyFields: [],
+  storedFields: {
+    codeBundleSha256: Type.String({ description: 'SHA-256 of the code bundle, recorded when the check was saved' }),
+    codeBundleSize: Type.Integer({ description: 'Size of the code bundle in bytes' }),
+  },
   mergeUpdate: (stored, changes) => {
     const merged = { ...stored, ...changes };
     if (Array.isArray(changes.environmentVariables)) {

@@ -29,5 +29,13 @@ export interface Database extends Queryable {
    * starts and one when it ends.
    */
   readonly outage: OutageLog;
+  /**
+   * Hears NOTIFY on `channel` (PostgreSQL's LISTEN) until the answer's stop
+   * is called. PostgreSQL listens on a connection of its own, outside the
+   * pool, and connects again after losing it; what is sent while it is away
+   * is not heard (listeners must not depend on every notification). Resolves
+   * once listening, or, when the first connection fails, once it is being retried.
+   */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

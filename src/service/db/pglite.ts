@@ -34,6 +34,12 @@ export async function openPglite(dataDir?: string): Promise<Database> {
         return { reachable: false, error: describeError(error), ms: Date.now() - started };
       }
     },
+    async listen(channel: string, onNotify: (payload: string) => void) {
+      const stop = await db.listen(channel, onNotify);
+      return async () => {
+        await stop();
+      };
+    },
     async close() {
       await db.close();
     },

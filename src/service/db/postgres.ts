@@ -9,6 +9,7 @@ import {
   type FailurePhase,
 } from './connection-errors.js';
 import type { Database, DatabaseCheck, Queryable } from './database.js';
+import { listenOnOwnConnection } from './pg-listener.js';
 
 /** Deadlock and serialization failure: PostgreSQL aborted one side, and running it again is safe. */
 const RETRYABLE = new Set(['40P01', '40001']);
@@ -61,6 +62,7 @@ export function openPostgres(connectionString: string, options: PostgresOptions 
   // checkout connects anew. Checked-out clients have their own listener (see `checkout`).
   pool.on('error', () => undefined);
   const outage = createOutageLog({ logger: options.logger ?? silent, subject: 'the database' });
+  const listeners = new Set<() => Promise<void>>();
 
   /**
    * A client with an 'error' listener for as long as it is checked out (a
@@ -222,7 +224,20 @@ export function openPostgres(connectionString: string, options: PostgresOptions 
       stop.abort();
       return { ...result, ms: Date.now() - started };
     },
+    async listen(channel: string, onNotify: (payload: string) => void) {
+      const stop = await listenOnOwnConnection(connectionString, channel, onNotify, {
+        connectTimeoutMs: options.connectTimeoutMs ?? 2000,
+        logger: options.logger ?? silent,
+      });
+      listeners.add(stop);
+      return async () => {
+        listeners.delete(stop);
+        await stop();
+      };
+    },
     async close() {
+      await Promise.all([...listeners].map((stop) => stop()));
+      listeners.clear();
       await pool.end();
     },
   };

@@ -22,7 +22,7 @@ export async function applyChannel(scope: DeployScope, resource: Resource): Prom
   const { tx, accountId } = scope;
   const payload = resource.payload as ChannelPayload;
   const label = { type: resource.type, logicalId: resource.logicalId, kind: payload.type };
-  const parsed = parseChannelConfig(payload.type, payload.config ?? {});
+  const parsed = parseChannelConfig(payload.type, payload.config ?? {}, scope.ctx.webhookPolicy);
   if ('problems' in parsed) throw new ConstructInvalidError(label, invalidBodyMessage(parsed.problems), parsed.problems);
   const input: ChannelInput = {
     type: payload.type,

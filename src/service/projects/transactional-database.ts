@@ -13,6 +13,7 @@ export function transactionalDatabase(db: Database, tx: Queryable): Database {
     query: (sql, params) => tx.query(sql, params),
     transaction: (work) => work(tx),
     check: (timeoutMs) => db.check(timeoutMs),
+    listen: (channel, onNotify) => db.listen(channel, onNotify),
     close: () => Promise.reject(new Error('a transaction cannot close the database')),
   };
 }

@@ -61,7 +61,7 @@ const ChecklyPlanSchema = Type.Object(
         requiredPlanDisplayName: Type.Optional(Type.String()),
       }),
     ),
-    addons: Type.Object({}),
+    addons: Type.Object({}, { additionalProperties: false, description: 'Always empty: Outpost sells no add-ons' }),
   },
   { description: 'Answered to a caller that names its account in x-checkly-account (the public checkly CLI)' },
 );

@@ -22,6 +22,7 @@ import {
   ResultBatchAnswerSchema,
   ResultBatchSchema as ProtocolResultBatchSchema,
   ResultSchema as ProtocolResultSchema,
+  type Job,
 } from '../../protocol/agent-api.js';
 import { ArtifactTooLargeError, storeArtifact } from '../artifacts.js';
 import type { ServiceContext } from '../context.js';
@@ -30,7 +31,7 @@ import { waitForJobs } from '../long-poll.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { upsertArtifact } from '../store/artifacts.js';
 import { artifactWriteAccess, claimJobs, extendLease, recordResults, releaseJobs, renewLeases, sayGoodbye } from '../store/jobs.js';
-import { recordAgent, touchAgent } from '../store/private-locations.js';
+import { destinationPolicyOf, recordAgent, touchAgent, type DestinationPolicyLists } from '../store/private-locations.js';
 import { acceptRawBodies } from '../raw-bodies.js';
 
 const tags = ['Agent protocol'];
@@ -127,7 +128,8 @@ export const agentRoutes =
             return reply.send({ jobs: [] });
           }
           const remaining = deadline - Date.now();
-          if (jobs.length > 0 || remaining <= 0) return { jobs };
+          if (jobs.length > 0) return { jobs: withDestinationPolicy(jobs, await destinationPolicyOf(ctx.db, location.id)) };
+          if (remaining <= 0) return { jobs };
           await waitForJobs(ctx.events, location.id, remaining, gone.signal);
         }
       },
@@ -381,6 +383,12 @@ export const agentRoutes =
   };
 
 /** Long-polling agents at a retry's location hear of it once its backoff has passed. */
+/** Each job carries its location's destination policy; a location without one sends none (anywhere). */
+function withDestinationPolicy(jobs: Job[], { allowed, denied }: DestinationPolicyLists): Job[] {
+  if (allowed.length === 0 && denied.length === 0) return jobs;
+  return jobs.map((job) => ({ ...job, destinationPolicy: { allowed, denied } }));
+}
+
 function wakeForRetries(ctx: ServiceContext, retries: readonly { privateLocationId: string; delaySeconds: number }[]): void {
   for (const { privateLocationId, delaySeconds } of retries) {
     setTimeout(() => ctx.events.emit('jobsQueued', privateLocationId), delaySeconds * 1000).unref();

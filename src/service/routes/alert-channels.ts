@@ -7,7 +7,7 @@ import { speaksChecklyDialect } from '../auth.js';
 import { AlertSettingsSchema } from '../check-types/alert-fields.js';
 import type { ServiceContext } from '../context.js';
 import { sendError, sendInvalidBody } from '../http-errors.js';
-import { ErrorA, ErrorB } from '../schemas/common.js';
+import { DateTimeSchema, ErrorA, ErrorB } from '../schemas/common.js';
 import {
   accountAlertSettings,
   channelSubscribers,
@@ -46,9 +46,9 @@ const ChannelRecord = Type.Object({
   sendRecovery: Type.Boolean(),
   sendDegraded: Type.Boolean(),
   autoSubscribe: Type.Boolean(),
-  created_at: Type.String(),
-  updated_at: Type.Union([Type.String(), Type.Null()]),
-});
+  created_at: DateTimeSchema,
+  updated_at: Type.Union([DateTimeSchema, Type.Null()]),
+}, { title: 'AlertChannel' });
 const ListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'A page of this many; all of them without it' })),
   page: Type.Optional(Type.Integer({ minimum: 1, description: 'With limit: which page, from 1' })),
@@ -66,11 +66,12 @@ const Delivery = Type.Object({
   event: Type.String(),
   state: Type.String(),
   attempts: Type.Integer(),
-  lastStatus: Type.Union([Type.Integer(), Type.Null()]),
-  lastError: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String(),
-  delivered_at: Type.Union([Type.String(), Type.Null()]),
-});
+  lastError: Type.Union([Type.String(), Type.Null()], {
+    description: "Why the last attempt failed, in the service's words (the receiver's answer is only in the service's log)",
+  }),
+  created_at: DateTimeSchema,
+  delivered_at: Type.Union([DateTimeSchema, Type.Null()]),
+}, { title: 'AlertDelivery' });
 const SettingsRecord = Type.Object({
   escalationType: Type.String(),
   runBasedEscalation: Type.Object({ failedRunThreshold: Type.Number() }),
@@ -91,7 +92,7 @@ export const alertChannelRoutes =
       sendDegraded?: boolean;
       autoSubscribe?: boolean;
     }): { input: ChannelInput } | { problems: Record<string, string> } => {
-      const parsed = parseChannelConfig(body.type, body.config);
+      const parsed = parseChannelConfig(body.type, body.config, ctx.webhookPolicy);
       if ('problems' in parsed) return parsed;
       return {
         input: {
@@ -209,7 +210,7 @@ export const alertChannelRoutes =
         schema: {
           tags,
           summary: "An alert channel's latest deliveries",
-          description: 'Newest first, at most 50: what was sent, how often it was tried, and what the receiver answered.',
+          description: 'Newest first, at most 50: what was sent, how often it was tried, and whether it was delivered.',
           params: ChannelId,
           response: { 200: Type.Array(Delivery), 404: ErrorA },
         },

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { queryAnalytics } from '../analytics/query.js';
 import { CATALOGS, type MetricCatalog } from '../analytics/metrics.js';
 import { parseInstant, quickRange, QUICK_RANGES } from '../analytics/time-range.js';
@@ -13,17 +14,25 @@ import type { CheckType } from '../../protocol/enums.js';
 
 type GroupBy = 'runLocation' | 'statusCode';
 
+const RESULT_STATUSES = ['success', 'failure'] as const;
+/** Query parameters that take a comma-separated list; each is checked against its enum once split. */
+const LIST_PARAMETERS = ['metrics', 'filterByStatus'];
+
 function querySchema(catalog: MetricCatalog, groupBy: readonly GroupBy[]) {
   return Type.Object({
     from: Type.Optional(Type.String({ description: 'Window start: unix seconds, unix milliseconds or ISO 8601; overrides quickRange' })),
     to: Type.Optional(Type.String({ description: 'Window end, in the same forms; overrides quickRange' })),
     quickRange: Type.Optional(Type.Enum(QUICK_RANGES, { default: 'last24Hours' })),
     aggregationInterval: Type.Optional(Type.Integer({ minimum: 1, maximum: 43200, description: 'Minutes per point' })),
-    filterByStatus: Type.Optional(Type.Array(Type.String(), { description: 'success, failure (repeated or comma-separated)' })),
+    filterByStatus: Type.Optional(
+      Type.Array(Type.Enum(RESULT_STATUSES), { description: 'Comma-separated (or repeated)', style: 'form', explode: false }),
+    ),
     groupBy: Type.Optional(Type.Enum(groupBy)),
-    metrics: Type.String({
-      minLength: 1,
-      description: `Comma-separated, of: ${catalog.names.filter((name) => !name.includes('_')).join(', ')}, each also with _avg, _max, _min, _median, _p50, _p90, _p95, _p99, _stddev or _sum`,
+    metrics: Type.Array(Type.Enum(catalog.names), {
+      minItems: 1,
+      description: 'Comma-separated (or repeated)',
+      style: 'form',
+      explode: false,
     }),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
     page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
@@ -72,7 +81,7 @@ const Answer = Type.Object({
   ),
   pagination: Type.Object({ page: Type.Number(), limit: Type.Number() }),
   metadata: Type.Record(Type.String(), Type.Object({ label: Type.String() })),
-});
+}, { title: 'CheckAnalytics' });
 
 const Measure = Type.Union([Type.Number(), Type.Null()]);
 const BatchAnswer = Type.Object({
@@ -91,14 +100,21 @@ const BatchAnswer = Type.Object({
   packetLoss_p95: Measure,
   packetLoss_p99: Measure,
   hopCount_avg: Measure,
-});
+}, { title: 'CheckAnalyticsSummary' });
 
-function splitList(values: readonly string[] | string | undefined): string[] {
-  const list: readonly string[] = typeof values === 'string' ? [values] : (values ?? []);
+function splitList(values: unknown): string[] {
+  const list: readonly unknown[] = Array.isArray(values) ? values : [values];
   return list
-    .flatMap((value) => value.split(','))
+    .flatMap((value) => String(value).split(','))
     .map((value) => value.trim())
     .filter(Boolean);
+}
+
+/** `metrics=a,b` and `metrics=a&metrics=b` alike become one array before the schema checks its items. */
+function splitListParameters(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  const query = request.query as Record<string, unknown>;
+  for (const name of LIST_PARAMETERS) if (query[name] !== undefined) query[name] = splitList(query[name]);
+  done();
 }
 
 export const analyticsRoutes =
@@ -110,6 +126,7 @@ export const analyticsRoutes =
         endpoint.path,
         {
           config: analyticsRateLimit(ctx.rateLimit),
+          preValidation: splitListParameters,
           schema: {
             ...('hidden' in endpoint ? { hide: true } : {}),
             tags: ['Analytics'],
@@ -124,14 +141,8 @@ export const analyticsRoutes =
         async (request, reply) => {
           const query = request.query;
           const attributes: Record<string, string> = {};
-          const metrics = splitList(query.metrics);
-          const unknown = metrics.filter((name) => !catalog.metric(name));
-          if (metrics.length === 0) attributes.metrics = 'must name at least one metric';
-          else if (unknown.length > 0) attributes.metrics = `unknown metric: ${unknown.join(', ')}`;
-          const statuses = splitList(query.filterByStatus);
-          if (statuses.some((status) => status !== 'success' && status !== 'failure')) {
-            attributes.filterByStatus = 'must be success or failure';
-          }
+          const metrics = query.metrics;
+          const statuses = query.filterByStatus ?? [];
           const range = quickRange(query.quickRange ?? 'last24Hours', new Date());
           const from = query.from === undefined ? undefined : parseInstant(query.from);
           const to = query.to === undefined ? undefined : parseInstant(query.to);
@@ -160,7 +171,7 @@ export const analyticsRoutes =
             to: window.to,
             metrics,
             aggregationMinutes: query.aggregationInterval,
-            statuses: statuses as ('success' | 'failure')[],
+            statuses,
             groupBy: query.groupBy,
             limit,
             page,

@@ -8,8 +8,8 @@ import type { ServiceContext } from '../context.js';
 import { locationProblems } from '../entitlements.js';
 import { startGroupRun } from '../group-runs.js';
 import { collapse, sendError, sendInvalidBody } from '../http-errors.js';
-import { CheckResponseSchema } from '../schemas/check-response.js';
-import { ErrorA, ErrorB } from '../schemas/common.js';
+import { answerAsBuilt, AnyCheckResponseSchema, definitionFields } from '../schemas/check-response.js';
+import { DateTimeSchema, ErrorA, ErrorB } from '../schemas/common.js';
 import { channelsById } from '../store/alert-channels.js';
 import { createGroup, deleteGroup, getGroup, groupChecks, listGroups, updateGroup, type GroupRow } from '../store/check-groups.js';
 import { privateLocationIdsBySlug } from '../store/private-locations.js';
@@ -28,20 +28,27 @@ const ListQuery = Type.Object({
   name: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 50 })),
 });
 
-const GroupResponse = Type.Object(
+/** The fields every answer has; the rest is the stored definition's. */
+const GroupServiceFields = Type.Object(
   {
     id: Type.Integer(),
     name: Type.String(),
     activated: Type.Boolean(),
     concurrency: Type.Integer(),
-    created_at: Type.String(),
-    updated_at: Type.Union([Type.String(), Type.Null()]),
+    created_at: DateTimeSchema,
+    updated_at: Type.Union([DateTimeSchema, Type.Null()]),
   },
   { additionalProperties: true },
 );
+const GroupResponse = Type.Unsafe<Static<typeof GroupServiceFields>>(
+  Type.Object(
+    { ...definitionFields(GroupCreateSchema), ...GroupServiceFields.properties },
+    { title: 'CheckGroup', additionalProperties: true },
+  ),
+);
 
 /** What a read shows: the stored group with its secret values masked. */
-function groupResponse(row: GroupRow): Static<typeof GroupResponse> {
+function groupResponse(row: GroupRow): Static<typeof GroupServiceFields> {
   const shown = { ...row.definition, environmentVariables: maskSecrets(row.definition.environmentVariables) };
   return { ...shown, id: row.id, created_at: row.created_at.toISOString(), updated_at: row.updated_at?.toISOString() ?? null };
 }
@@ -68,6 +75,7 @@ export const checkGroupRoutes =
     app.post(
       '/v1/check-groups',
       {
+        preSerialization: answerAsBuilt,
         schema: {
           tags,
           summary: 'Create a check group',
@@ -91,6 +99,7 @@ export const checkGroupRoutes =
     app.get(
       '/v1/check-groups',
       {
+        preSerialization: answerAsBuilt,
         schema: {
           tags,
           summary: 'List check groups',
@@ -112,7 +121,10 @@ export const checkGroupRoutes =
 
     app.get(
       '/v1/check-groups/:id',
-      { schema: { tags, summary: 'Retrieve a check group', params: GroupId, response: { 200: GroupResponse, 404: ErrorA } } },
+      {
+        preSerialization: answerAsBuilt,
+        schema: { tags, summary: 'Retrieve a check group', params: GroupId, response: { 200: GroupResponse, 404: ErrorA } },
+      },
       async (request, reply) => {
         const row = await getGroup(ctx.db, request.accountId, request.params.id);
         return row ? groupResponse(row) : sendError(reply, 404, 'Check group not found');
@@ -122,6 +134,7 @@ export const checkGroupRoutes =
     app.put(
       '/v2/check-groups/:id',
       {
+        preSerialization: answerAsBuilt,
         schema: {
           tags,
           summary: 'Update a check group (V2)',
@@ -174,12 +187,13 @@ export const checkGroupRoutes =
     app.get(
       '/v1/check-groups/:id/checks',
       {
+        preSerialization: answerAsBuilt,
         schema: {
           tags,
           summary: "List a check group's checks, in run order",
           description: 'By groupOrder, checks without one last, then oldest first.',
           params: GroupId,
-          response: { 200: Type.Array(CheckResponseSchema), 404: ErrorA },
+          response: { 200: Type.Array(AnyCheckResponseSchema), 404: ErrorA },
         },
       },
       async (request, reply) => {

@@ -21,7 +21,7 @@ import { CHECK_TYPES } from '../../protocol/enums.js';
 
 const tags = ['Check results'];
 
-const CheckResultSchema = Type.Object({ ...BaseResultSchema.properties, ...ChecklyResultFields });
+const CheckResultSchema = Type.Object({ ...BaseResultSchema.properties, ...ChecklyResultFields }, { title: 'CheckResult' });
 
 function checkResultRecord(row: ResultWithArtifactsRow, links: ArtifactLinks, baseUrl: string, now?: Date) {
   return { ...baseResultRecord(row, links, baseUrl, now), ...checklyResultFields(row) };

@@ -1,10 +1,18 @@
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServiceContext } from '../context.js';
 import { sendError } from '../http-errors.js';
 import { startRun } from '../runs.js';
 import { waitForSessionEnd } from '../session-completion.js';
-import { ArtifactEntrySchema, artifactEntries } from '../result-records.js';
+import {
+  ArtifactEntrySchema,
+  artifactEntries,
+  ResultAssertionSchema,
+  ResultDetailsSchema,
+  ResultErrorSchema,
+  ResultLogLineSchema,
+  ResultTimingsSchema,
+} from '../result-records.js';
 import { CheckTypeNameSchema, DateTimeSchema, ErrorA, ErrorB } from '../schemas/common.js';
 import { getSessionResult } from '../store/check-results.js';
 import { findChecksForTrigger, getCheck } from '../store/checks.js';
@@ -28,8 +36,29 @@ const SessionResult = Type.Object(
     aborted: Type.Boolean(),
     isCancelled: Type.Boolean(),
     name: Type.String(),
+    responseTime: Type.Union([Type.Number(), Type.Null()]),
+    statusCode: Type.Union([Type.Integer(), Type.Null()]),
+    timings: Type.Union([ResultTimingsSchema, Type.Null()]),
+    error: Type.Union([ResultErrorSchema, Type.Null()]),
+    attempt: Type.Integer({ description: '1 for the first run of the location, one more for each retry' }),
+    retries: Type.Integer({ description: 'Retries of the location before this result' }),
+    startedAt: Type.Union([DateTimeSchema, Type.Null()]),
+    stoppedAt: Type.Union([DateTimeSchema, Type.Null()]),
   },
-  { additionalProperties: true },
+  { title: 'CheckSessionResult', additionalProperties: true },
+);
+
+/** One location's result in full: the summary, its assertions, details, logs and artifacts. */
+const SessionResultDetail = Type.Object(
+  {
+    ...SessionResult.properties,
+    checkSessionId: Type.String({ format: 'uuid' }),
+    assertions: Type.Array(ResultAssertionSchema),
+    details: ResultDetailsSchema,
+    logs: Type.Array(ResultLogLineSchema),
+    artifacts: Type.Array(ArtifactEntrySchema),
+  },
+  { title: 'CheckSessionResultDetail', additionalProperties: true },
 );
 
 export const CheckSession = Type.Object({
@@ -45,7 +74,7 @@ export const CheckSession = Type.Object({
   stoppedAt: Type.Union([DateTimeSchema, Type.Null()]),
   runSource: Type.Union([RunSourceSchema, Type.Null()]),
   results: Type.Array(SessionResult),
-});
+}, { title: 'CheckSession' });
 
 /** What a caller may say started its runs; SCHEDULER and GROUP_RUN_ALL are the service's own. */
 const CALLER_RUN_SOURCES = RUN_SOURCES.filter((source) => source !== 'SCHEDULER' && source !== 'GROUP_RUN_ALL');
@@ -235,10 +264,7 @@ export const checkSessionRoutes =
             checkResultId: Type.String({ format: 'uuid' }),
           }),
           response: {
-            200: Type.Object(
-              { checkResultId: Type.String(), artifacts: Type.Array(ArtifactEntrySchema) },
-              { additionalProperties: true },
-            ),
+            200: SessionResultDetail,
             404: ErrorA,
           },
         },
@@ -250,9 +276,10 @@ export const checkSessionRoutes =
         return {
           ...resultSummary(row, ctx.baseUrl),
           checkSessionId: row.session_id,
-          assertions: row.assertions,
+          // Stored as the agent reported them, which the result schema validated.
+          assertions: row.assertions as Static<typeof ResultAssertionSchema>[],
           details: row.details,
-          logs: row.logs,
+          logs: row.logs as Static<typeof ResultLogLineSchema>[],
           artifacts: artifactEntries(row, ctx.artifactLinks, ctx.baseUrl),
         };
       },

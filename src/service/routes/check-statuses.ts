@@ -2,7 +2,7 @@ import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServiceContext } from '../context.js';
 import { sendError } from '../http-errors.js';
-import { ErrorA } from '../schemas/common.js';
+import { DateTimeSchema, ErrorA } from '../schemas/common.js';
 import { listCheckStatuses, type CheckStatusRow } from '../store/check-statuses.js';
 
 const tags = ['Check statuses'];
@@ -18,9 +18,9 @@ const CheckStatus = Type.Object({
   lastRunLocation: Type.Union([Type.String(), Type.Null()]),
   lastCheckRunId: Type.Union([Type.String(), Type.Null()], { description: 'The latest result of that run (GET /v1/check-results/{checkId}/{id})' }),
   sslDaysRemaining: Type.Union([Type.Integer(), Type.Null()], { description: 'URL monitors over HTTPS: whole days until the certificate expires (negative once expired)' }),
-  created_at: Type.String(),
-  updated_at: Type.Union([Type.String(), Type.Null()], { description: 'When the run the status comes from ended' }),
-});
+  created_at: DateTimeSchema,
+  updated_at: Type.Union([DateTimeSchema, Type.Null()], { description: 'When the run the status comes from ended' }),
+}, { title: 'CheckStatus' });
 
 function statusRecord(row: CheckStatusRow) {
   return {

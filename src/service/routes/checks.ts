@@ -12,7 +12,7 @@ import type { ServiceContext } from '../context.js';
 import { unknownChannelProblems, withAutoSubscribed, type ChannelSubscription } from '../alerts/subscriptions.js';
 import { locationProblems } from '../entitlements.js';
 import { collapse, invalidBodyMessage, sendError, sendInvalidBody } from '../http-errors.js';
-import { CheckResponseSchema, type CheckResponse } from '../schemas/check-response.js';
+import { answerAsBuilt, AnyCheckResponseSchema, typedCheckResponseSchema, type CheckResponse } from '../schemas/check-response.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { checkIdsWithStatus, CheckListQuery } from '../check-list-filters.js';
 import {
@@ -57,7 +57,11 @@ export function alertChannelsOf(definition: CheckDefinition, channels: ReadonlyM
     if (channel.type === 'EMAIL') shown.email.push({ address: String(config.address) });
     else if (channel.type === 'SLACK') shown.slack.push({ url: String(config.url) });
     else if (channel.type === 'SMS') shown.sms.push({ number: String(config.number), name: String(config.name) });
-    else shown.webhook.push({ url: config.url, name: config.name, method: config.method, headers: config.headers, queryParameters: config.queryParameters });
+    else {
+      // A webhook channel's config was validated against its schema when it was saved.
+      const webhook = config as CheckResponse['alertChannels']['webhook'][number];
+      shown.webhook.push({ url: webhook.url, name: webhook.name, method: webhook.method, headers: webhook.headers, queryParameters: webhook.queryParameters });
+    }
   }
   return shown;
 }
@@ -129,13 +133,14 @@ export const checkRoutes =
         `/v1/checks/${type.path}`,
         {
           ...(type.bodyLimit ? { bodyLimit: type.bodyLimit } : {}),
+          preSerialization: answerAsBuilt,
           schema: {
             tags,
             summary: `Create a ${type.checkType} check`,
             description: type.summary,
             querystring: AutoAssign,
             body: type.createSchema,
-            response: { 201: CheckResponseSchema, 400: ErrorB },
+            response: { 201: typedCheckResponseSchema(type), 400: ErrorB },
           },
         },
         async (request, reply) => {
@@ -159,6 +164,7 @@ export const checkRoutes =
         `/v1/checks/${type.path}/:id`,
         {
           ...(type.bodyLimit ? { bodyLimit: type.bodyLimit } : {}),
+          preSerialization: answerAsBuilt,
           schema: {
             tags,
             summary: `Update a ${type.checkType} check`,
@@ -168,7 +174,7 @@ export const checkRoutes =
             querystring: AutoAssign,
             params: IdParams,
             body: type.updateSchema,
-            response: { 200: CheckResponseSchema, 400: ErrorB, 404: ErrorA },
+            response: { 200: typedCheckResponseSchema(type), 400: ErrorB, 404: ErrorA },
           },
         },
         async (request, reply) => {
@@ -195,6 +201,7 @@ export const checkRoutes =
     app.get(
       '/v1/checks',
       {
+        preSerialization: answerAsBuilt,
         schema: {
           tags,
           summary: 'List checks',
@@ -202,7 +209,7 @@ export const checkRoutes =
             'Oldest first, narrowed by every filter given. The Content-Range header gives the page and the total over all pages ' +
             '(`0-9/42`; `*/0` when nothing matches).',
           querystring: CheckListQuery,
-          response: { 200: Type.Array(CheckResponseSchema) },
+          response: { 200: Type.Array(AnyCheckResponseSchema) },
         },
       },
       async (request, reply) => {
@@ -228,7 +235,10 @@ export const checkRoutes =
 
     app.get(
       '/v1/checks/:id',
-      { schema: { tags, summary: 'Retrieve a check', params: IdParams, response: { 200: CheckResponseSchema, 404: ErrorA } } },
+      {
+        preSerialization: answerAsBuilt,
+        schema: { tags, summary: 'Retrieve a check', params: IdParams, response: { 200: AnyCheckResponseSchema, 404: ErrorA } },
+      },
       async (request, reply) => {
         const row = await getCheck(ctx.db, request.accountId, request.params.id);
         return row ? checkResponse(row, await channelsById(ctx.db, request.accountId)) : sendError(reply, 404, 'Check not found');

@@ -53,7 +53,7 @@ const WindowRecord = Type.Object({
   repeatEndsAt: Type.Union([DateTime, Type.Null()]),
   created_at: DateTime,
   updated_at: Type.Union([DateTime, Type.Null()]),
-});
+}, { title: 'MaintenanceWindow' });
 
 const UpdateRecord = Type.Object({
   id: Type.String(),
@@ -77,7 +77,7 @@ const MaintenanceRecord = Type.Object({
   endsAt: DateTime,
   created_at: DateTime,
   updates: Type.Array(UpdateRecord),
-});
+}, { title: 'Maintenance' });
 
 const MaintenanceCreate = Type.Object({
   description: Type.String({ minLength: 1, maxLength: MAX_DESCRIPTION }),

@@ -1,24 +1,59 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { parseCidrList } from '../../net-policy/index.js';
+import { MAX_DESTINATION_RANGES } from '../../protocol/agent-api.js';
 import type { ServiceContext } from '../context.js';
-import { sendError } from '../http-errors.js';
-import { DATA_CENTER_LOCATIONS, ErrorA, ErrorB, SlugSchema } from '../schemas/common.js';
+import { sendError, sendInvalidBody } from '../http-errors.js';
+import { DATA_CENTER_LOCATIONS, DateTimeSchema, ErrorA, ErrorB, SlugSchema } from '../schemas/common.js';
 import {
   createLocationKey,
   createPrivateLocation,
   deleteLocationKey,
   getPrivateLocation,
   listPrivateLocations,
+  setDestinationPolicy,
+  type DestinationPolicyLists,
 } from '../store/private-locations.js';
+
+const AddressRanges = (description: string) =>
+  Type.Array(Type.String({ maxLength: 64 }), { maxItems: MAX_DESTINATION_RANGES, description });
+const DestinationPolicyFields = {
+  allowed: AddressRanges('Ranges (CIDR, or one address) checks may reach although a wider denied range holds them'),
+  denied: AddressRanges('Ranges (CIDR, or one address) checks may not reach; 0.0.0.0/0 and ::/0 deny everything not allowed'),
+};
+const DestinationPolicyRecord = Type.Object(DestinationPolicyFields, {
+  description:
+    "Where this location's URL, TCP, DNS, ICMP and API checks may connect, judged on the resolved address: the most specific range holding it decides, an address no range holds is allowed. Both empty: anywhere",
+});
+const DestinationPolicyBody = Type.Object({
+  allowed: Type.Optional(DestinationPolicyFields.allowed),
+  denied: Type.Optional(DestinationPolicyFields.denied),
+});
+
+/** The lists normalized ("10.1.2.3/8" → "10.0.0.0/8"), or the problems by field under `prefix`. */
+function destinationPolicy(
+  body: { allowed?: string[]; denied?: string[] },
+  prefix: string,
+): { policy: DestinationPolicyLists } | { problems: Record<string, string> } {
+  const problems: Record<string, string> = {};
+  const policy: DestinationPolicyLists = { allowed: [], denied: [] };
+  for (const name of ['allowed', 'denied'] as const) {
+    const parsed = parseCidrList(body[name] ?? []);
+    if ('invalid' in parsed) problems[`${prefix}${name}`] = `"${parsed.invalid}" is not an address range such as 10.0.0.0/8 or fd00::/8`;
+    else policy[name] = parsed.cidrs.map((cidr) => cidr.text);
+  }
+  return Object.keys(problems).length > 0 ? { problems } : { policy };
+}
 
 const PrivateLocation = Type.Object({
   id: Type.String(),
   name: Type.String(),
   slugName: Type.String(),
   icon: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String(),
-  updated_at: Type.Union([Type.String(), Type.Null()]),
+  created_at: DateTimeSchema,
+  updated_at: Type.Union([DateTimeSchema, Type.Null()]),
   lastSeen: Type.Union([Type.String(), Type.Null()]),
+  destinationPolicy: DestinationPolicyRecord,
   agentCount: Type.Integer(),
   queuedJobs: Type.Integer({ description: 'Jobs due and waiting for an agent of this location: the queue depth' }),
   runningJobs: Type.Integer({ description: 'Jobs the agents of this location hold and run now' }),
@@ -31,13 +66,14 @@ const PrivateLocation = Type.Object({
       lastSeen: Type.String(),
     }),
   ),
-  keys: Type.Array(Type.Object({ id: Type.String(), maskedKey: Type.String(), created_at: Type.String() })),
-});
+  keys: Type.Array(Type.Object({ id: Type.String(), maskedKey: Type.String(), created_at: DateTimeSchema })),
+}, { title: 'PrivateLocation' });
 
 const CreateBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
   slugName: SlugSchema,
   icon: Type.Optional(Type.String({ maxLength: 100 })),
+  destinationPolicy: Type.Optional(DestinationPolicyBody),
 });
 
 const Id = Type.Object({ id: Type.String({ format: 'uuid' }) });
@@ -56,7 +92,9 @@ export const privateLocationRoutes =
             slugName: 'must not look like a data-center location',
           });
         }
-        const id = await createPrivateLocation(ctx.db, request.accountId, request.body);
+        const policy = destinationPolicy(request.body.destinationPolicy ?? {}, 'destinationPolicy.');
+        if ('problems' in policy) return sendInvalidBody(reply, policy.problems);
+        const id = await createPrivateLocation(ctx.db, request.accountId, { ...request.body, destinationPolicy: policy.policy });
         if (id === undefined) {
           return sendError(reply, 400, `slugName "${slugName}" is already used in this account`, {
             slugName: 'is already used',
@@ -79,6 +117,29 @@ export const privateLocationRoutes =
       async (request, reply) => {
         const location = await getPrivateLocation(ctx.db, request.accountId, request.params.id);
         return location ?? sendError(reply, 404, 'Private location not found');
+      },
+    );
+
+    app.put(
+      '/v1/private-locations/:id/destination-policy',
+      {
+        schema: {
+          tags,
+          params: Id,
+          summary: "Replace where the location's checks may connect",
+          description:
+            'Jobs handed out from now on carry it; agents refuse a denied address with DESTINATION_DENIED instead of connecting. Lists left out are emptied.',
+          body: DestinationPolicyBody,
+          response: { 200: PrivateLocation, 400: ErrorB, 404: ErrorA },
+        },
+      },
+      async (request, reply) => {
+        const policy = destinationPolicy(request.body, '');
+        if ('problems' in policy) return sendInvalidBody(reply, policy.problems);
+        if (!(await setDestinationPolicy(ctx.db, request.accountId, request.params.id, policy.policy))) {
+          return sendError(reply, 404, 'Private location not found');
+        }
+        return (await getPrivateLocation(ctx.db, request.accountId, request.params.id))!;
       },
     );
 

@@ -115,7 +115,7 @@ export const projectRoutes =
           description: 'Deletes the records the project\'s constructs became (or, with preserveResources, keeps them) and the project. An unknown project answers {} (already gone).',
           params: ProjectParams,
           querystring: DestroyQuery,
-          response: { 200: Type.Object({}), 202: Deployment, 400: ErrorB },
+          response: { 200: Type.Object({}, { additionalProperties: false, description: 'No project has this logical id: nothing to destroy' }), 202: Deployment, 400: ErrorB },
         },
       },
       async (request, reply) => {

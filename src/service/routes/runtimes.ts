@@ -16,7 +16,7 @@ const Runtime = Type.Object({
   stage: Type.Enum(RUNTIME_STAGES),
   runtimeEndOfLife: Type.String({ description: 'Date (YYYY-MM-DD) on which the runtime is removed' }),
   description: Type.String(),
-});
+}, { title: 'Runtime' });
 
 /**
  * The public face of a record: whether this service's own disk could install it is nobody's business.

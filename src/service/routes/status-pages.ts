@@ -4,7 +4,7 @@ import { speaksChecklyDialect } from '../auth.js';
 import type { ServiceContext } from '../context.js';
 import type { Queryable } from '../db/database.js';
 import { sendError, sendInvalidBody } from '../http-errors.js';
-import { ErrorA, ErrorB, IdParams, Pagination } from '../schemas/common.js';
+import { DateTimeSchema, ErrorA, ErrorB, IdParams, Pagination } from '../schemas/common.js';
 import { enqueueMail } from '../mail/outbox.js';
 import {
   BRANDING_URL_FIELDS,
@@ -37,7 +37,7 @@ import { incidentRoutes } from './incidents.js';
 const tags = ['Status pages'];
 const Uuid = Type.String({ format: 'uuid' });
 
-const ServiceRecord = Type.Object({ id: Type.String(), name: Type.String(), created_at: Type.String() });
+const ServiceRecord = Type.Object({ id: Type.String(), name: Type.String(), created_at: DateTimeSchema }, { title: 'StatusPageService' });
 const ServiceRef = Type.Object({ id: Type.String(), name: Type.String() });
 export const ServiceBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) });
 
@@ -105,9 +105,9 @@ const PageRecord = Type.Object({
   favicon: Type.Union([Type.String(), Type.Null()]),
   defaultTheme: Type.Enum(THEMES),
   themeColors: Type.Object({ light: ThemeColorsRecord, dark: ThemeColorsRecord }),
-  created_at: Type.String(),
-  updated_at: Type.Union([Type.String(), Type.Null()]),
-});
+  created_at: DateTimeSchema,
+  updated_at: Type.Union([DateTimeSchema, Type.Null()]),
+}, { title: 'StatusPage' });
 
 const PageListQuery = Type.Object({
   ...Pagination.properties,

@@ -27,7 +27,7 @@ const Variable = Type.Object({
   value: Type.String({ description: `"${SECRET_MASK}" for a secret variable: its value is never read back` }),
   locked: Type.Boolean(),
   secret: Type.Boolean(),
-});
+}, { title: 'Variable' });
 
 const UpdateBody = Type.Object({
   value: Type.String({

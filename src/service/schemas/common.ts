@@ -8,7 +8,7 @@ export const DATA_CENTER_LOCATIONS = [
   'ap-northeast-1', 'ap-east-1', 'ap-southeast-2', 'ap-southeast-3', 'ap-northeast-2', 'ap-northeast-3',
   'ap-south-1', 'af-south-1',
 ] as const;
-export const LocationSchema = Type.Enum(DATA_CENTER_LOCATIONS);
+export const LocationSchema = Type.Enum(DATA_CENTER_LOCATIONS, { title: 'Location' });
 
 export const FREQUENCIES = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;
 export const frequencySchema = (defaultMinutes: (typeof FREQUENCIES)[number]) =>
@@ -25,19 +25,19 @@ export const DateTimeSchema = Type.String({ format: 'date-time' });
  * A check type as records carry it (typed as a plain string in code), listed in the
  * document as the spec's enum so generated clients know the values.
  */
-export const CheckTypeNameSchema = Type.Unsafe<string>({ type: 'string', enum: [...CHECK_TYPES] });
+export const CheckTypeNameSchema = Type.Unsafe<string>({ type: 'string', enum: [...CHECK_TYPES], title: 'CheckType' });
 
 export const SlugSchema = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,49}$', description: 'lower-case slug' });
 
 /** Error shape A: authentication, authorization and not-found answers. */
 export const ErrorA = Type.Object(
   { statusCode: Type.Integer(), error: Type.String(), message: Type.String() },
-  { description: 'Error shape A' },
+  { title: 'Error', description: 'Authentication, authorization and not-found answers (and every error of some routes)' },
 );
 /** Error shape B: validation answers; attributes name each bad field. */
 export const ErrorB = Type.Object(
   { message: Type.String(), attributes: Type.Record(Type.String(), Type.Unknown()) },
-  { description: 'Error shape B' },
+  { title: 'ErrorWithAttributes', description: 'Validation answers: attributes name each bad field' },
 );
 
 export const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
@@ -47,9 +47,22 @@ export const Pagination = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
 });
 
-export const AlertChannelsSchema = Type.Object({
-  email: Type.Array(Type.Object({ address: Type.String() })),
-  webhook: Type.Array(Type.Record(Type.String(), Type.Unknown())),
-  slack: Type.Array(Type.Object({ url: Type.String() })),
-  sms: Type.Array(Type.Object({ number: Type.String(), name: Type.String() })),
-});
+const KeyValueSchema = Type.Object({ key: Type.String(), value: Type.String() }, { title: 'KeyValue' });
+
+export const AlertChannelsSchema = Type.Object(
+  {
+    email: Type.Array(Type.Object({ address: Type.String() })),
+    webhook: Type.Array(
+      Type.Object({
+        url: Type.String(),
+        name: Type.String(),
+        method: Type.Optional(Type.String()),
+        headers: Type.Optional(Type.Array(KeyValueSchema)),
+        queryParameters: Type.Optional(Type.Array(KeyValueSchema)),
+      }),
+    ),
+    slack: Type.Array(Type.Object({ url: Type.String() })),
+    sms: Type.Array(Type.Object({ number: Type.String(), name: Type.String() })),
+  },
+  { title: 'CheckAlertChannels', description: 'The channels the check alerts, by kind' },
+);

@@ -184,7 +184,6 @@ export interface DeliveryRecord {
   event: string;
   state: 'pending' | 'delivered' | 'failed';
   attempts: number;
-  lastStatus: number | null;
   lastError: string | null;
   created_at: string;
   delivered_at: string | null;
@@ -199,7 +198,6 @@ interface DeliveryRow {
   event: string;
   state: DeliveryRecord['state'];
   attempts: number;
-  last_status: number | null;
   last_error: string | null;
   created_at: Date;
   delivered_at: Date | null;
@@ -214,7 +212,6 @@ const deliveryRecord = (row: DeliveryRow): DeliveryRecord => ({
   event: row.event,
   state: row.state,
   attempts: row.attempts,
-  lastStatus: row.last_status,
   lastError: row.last_error,
   created_at: row.created_at.toISOString(),
   delivered_at: row.delivered_at?.toISOString() ?? null,
@@ -222,7 +219,8 @@ const deliveryRecord = (row: DeliveryRow): DeliveryRecord => ({
 
 export async function listDeliveries(db: Queryable, accountId: string, channelId: number, limit = 50): Promise<DeliveryRecord[]> {
   const rows = await db.query<DeliveryRow>(
-    `SELECT * FROM alert_deliveries WHERE account_id = $1 AND channel_id = $2 ORDER BY created_at DESC, id LIMIT $3`,
+    `SELECT id, channel_id, channel_type, check_id, check_session_id, event, state, attempts, last_error, created_at, delivered_at
+     FROM alert_deliveries WHERE account_id = $1 AND channel_id = $2 ORDER BY created_at DESC, id LIMIT $3`,
     [accountId, channelId, limit],
   );
   return rows.map(deliveryRecord);
@@ -257,7 +255,7 @@ export async function deliveryLog(
     AND (NOT $5::boolean OR last_error IS NOT NULL)`;
   const params = [accountId, query.channelId ?? null, query.from ?? null, query.to ?? null, query.failedOnly];
   const rows = await db.query<DeliveryRow & { check_name: string | null; check_type: string | null }>(
-    `SELECT id, channel_id, channel_type, check_id, check_session_id, event, state, attempts, last_status, last_error,
+    `SELECT id, channel_id, channel_type, check_id, check_session_id, event, state, attempts, last_error,
             created_at, delivered_at, payload->'check'->>'name' AS check_name, payload->'check'->>'checkType' AS check_type
      FROM alert_deliveries WHERE ${where} ORDER BY created_at DESC, id LIMIT $6 OFFSET $7`,
     [...params, query.limit, query.offset],

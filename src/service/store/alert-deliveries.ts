@@ -55,17 +55,13 @@ export async function claimDueDeliveries(db: Queryable, batch: number, claimSeco
   );
 }
 
-/** `status` is the receiver's HTTP status; null for an e-mail. */
-export async function markDeliveryDelivered(db: Queryable, id: string, status: number | null): Promise<void> {
-  await db.query(
-    "UPDATE alert_deliveries SET state = 'delivered', delivered_at = now(), last_status = $2, last_error = NULL WHERE id = $1",
-    [id, status],
-  );
+export async function markDeliveryDelivered(db: Queryable, id: string): Promise<void> {
+  await db.query("UPDATE alert_deliveries SET state = 'delivered', delivered_at = now(), last_error = NULL WHERE id = $1", [id]);
 }
 
 export interface FailedDeliveryAttempt {
+  /** The service's own words: never what the receiver answered. */
   error: string;
-  status: number | null;
   /** Never tried again. */
   giveUp: boolean;
   retryInSeconds: number;
@@ -73,9 +69,9 @@ export interface FailedDeliveryAttempt {
 
 export async function markDeliveryFailed(db: Queryable, id: string, attempt: FailedDeliveryAttempt): Promise<void> {
   await db.query(
-    `UPDATE alert_deliveries SET last_error = $2, last_status = $3, state = CASE WHEN $4 THEN 'failed' ELSE 'pending' END,
-       next_attempt_at = now() + make_interval(secs => $5)
+    `UPDATE alert_deliveries SET last_error = $2, state = CASE WHEN $3 THEN 'failed' ELSE 'pending' END,
+       next_attempt_at = now() + make_interval(secs => $4)
      WHERE id = $1`,
-    [id, attempt.error, attempt.status, attempt.giveUp, attempt.retryInSeconds],
+    [id, attempt.error, attempt.giveUp, attempt.retryInSeconds],
   );
 }

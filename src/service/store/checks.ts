@@ -47,6 +47,11 @@ export async function getCheck(db: Queryable, accountId: string, id: string): Pr
   return rows[0];
 }
 
+/** The checks of these ids that exist, of whichever account. */
+export async function getChecks(db: Queryable, ids: readonly string[]): Promise<CheckRow[]> {
+  return db.query<CheckRow>('SELECT * FROM checks WHERE id = ANY($1::uuid[])', [ids]);
+}
+
 /** What a check list may be narrowed by; every filter given must hold. */
 export interface CheckListFilter {
   /** Checks carrying at least one of these tags. */
@@ -121,24 +126,42 @@ export async function findChecksForTrigger(
   );
 }
 
-/**
- * Claims the checks whose run is due and moves each one's next run a frequency
- * ahead, in one statement, so two service instances never schedule a run twice.
- */
-export async function claimDueChecks(db: Queryable, limit = 200): Promise<CheckRow[]> {
-  return db.query<CheckRow>(
-    `UPDATE checks c SET next_run_at = CASE
+/** The next run a frequency after the one due; from now when the service fell so far behind that it would be past too. */
+const NEXT_RUN = `CASE
          WHEN c.next_run_at + make_interval(mins => c.frequency) > now()
            THEN c.next_run_at + make_interval(mins => c.frequency)
-         ELSE now() + make_interval(mins => c.frequency) END
-     WHERE c.id IN (
+         ELSE now() + make_interval(mins => c.frequency) END`;
+
+/**
+ * Claims the check whose run is most overdue and moves its next run a
+ * frequency ahead. Meant for a transaction that also makes the run: the row
+ * stays locked until it commits (other service instances skip it and take
+ * the next), and a crash before the commit leaves the check due, not lost.
+ */
+export async function claimDueCheck(tx: Queryable): Promise<CheckRow | undefined> {
+  const [check] = await tx.query<CheckRow>(
+    `UPDATE checks c SET next_run_at = ${NEXT_RUN}
+     WHERE c.id = (
        SELECT id FROM checks WHERE activated AND next_run_at <= now()
          -- A deactivated group's checks wait; switched on again, the group runs them at once.
          AND (group_id IS NULL OR EXISTS (SELECT 1 FROM check_groups g WHERE g.id = checks.group_id AND g.activated))
-       ORDER BY next_run_at LIMIT $1 FOR UPDATE OF checks SKIP LOCKED)
+       ORDER BY next_run_at LIMIT 1 FOR UPDATE OF checks SKIP LOCKED)
      RETURNING c.*`,
-    [limit],
   );
+  return check;
+}
+
+/**
+ * Moves a due check's next run a frequency ahead without running it: for a
+ * run that could not be made, so one broken check does not hold up the rest.
+ * Nothing when another instance has moved it meanwhile.
+ */
+export async function skipDueRun(db: Queryable, checkId: string): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE checks c SET next_run_at = ${NEXT_RUN} WHERE c.id = $1 AND c.activated AND c.next_run_at <= now() RETURNING c.id`,
+    [checkId],
+  );
+  return rows.length > 0;
 }
 
 /**

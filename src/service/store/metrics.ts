@@ -108,13 +108,13 @@ export interface SessionResultRow {
   response_time: number | null;
 }
 
-/** Every location's result of one check session, with the check's current name. */
-export async function sessionResults(db: Queryable, sessionId: string): Promise<SessionResultRow[]> {
+/** Every location's result of these check sessions, with the check's current name. */
+export async function sessionResults(db: Queryable, sessionIds: readonly string[]): Promise<SessionResultRow[]> {
   return db.query<SessionResultRow>(
     `SELECT r.check_id, COALESCE(c.name, r.name) AS check_name, r.check_type, r.run_location AS location,
             r.has_errors, r.has_failures, r.is_degraded, r.is_cancelled, r.timed_out, r.response_time
        FROM check_results r LEFT JOIN checks c ON c.id = r.check_id
-      WHERE r.session_id = $1`,
-    [sessionId],
+      WHERE r.session_id = ANY($1::uuid[])`,
+    [sessionIds],
   );
 }

@@ -15,6 +15,15 @@ export interface PrivateLocationRow {
   created_at: Date;
   updated_at: Date | null;
   last_seen: Date | null;
+  /** Normalized address ranges (CIDR); both empty: the location's checks may connect anywhere. */
+  allowed_destinations: string[];
+  denied_destinations: string[];
+}
+
+/** Where a location's checks may connect: address ranges, the most specific holding an address deciding. */
+export interface DestinationPolicyLists {
+  allowed: string[];
+  denied: string[];
 }
 
 export interface PrivateLocationRecord {
@@ -25,6 +34,7 @@ export interface PrivateLocationRecord {
   created_at: string;
   updated_at: string | null;
   lastSeen: string | null;
+  destinationPolicy: DestinationPolicyLists;
   agentCount: number;
   /** Jobs due and waiting for an agent of this location (the queue's depth), and jobs its agents run now. */
   queuedJobs: number;
@@ -36,12 +46,21 @@ export interface PrivateLocationRecord {
 export async function createPrivateLocation(
   db: Queryable,
   accountId: string,
-  input: { name: string; slugName: string; icon?: string | undefined },
+  input: { name: string; slugName: string; icon?: string | undefined; destinationPolicy?: DestinationPolicyLists | undefined },
 ): Promise<string | undefined> {
   const rows = await db.query<{ id: string }>(
-    `INSERT INTO private_locations (id, account_id, name, slug_name, icon) VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO private_locations (id, account_id, name, slug_name, icon, allowed_destinations, denied_destinations)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (account_id, slug_name) DO NOTHING RETURNING id`,
-    [randomUUID(), accountId, input.name, input.slugName, input.icon ?? null],
+    [
+      randomUUID(),
+      accountId,
+      input.name,
+      input.slugName,
+      input.icon ?? null,
+      input.destinationPolicy?.allowed ?? [],
+      input.destinationPolicy?.denied ?? [],
+    ],
   );
   // undefined: the slug is already used in this account.
   return rows[0]?.id;
@@ -65,6 +84,30 @@ export async function getPrivateLocation(
     [accountId, id],
   );
   return rows[0] && toRecord(db, rows[0]);
+}
+
+/** False when the account has no such location. */
+export async function setDestinationPolicy(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  policy: DestinationPolicyLists,
+): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE private_locations SET allowed_destinations = $3, denied_destinations = $4, updated_at = now()
+     WHERE account_id = $1 AND id = $2 RETURNING id`,
+    [accountId, id, policy.allowed, policy.denied],
+  );
+  return rows.length > 0;
+}
+
+/** The policy as stored now: a long poll that started before a change must not hand out the old one. */
+export async function destinationPolicyOf(db: Queryable, privateLocationId: string): Promise<DestinationPolicyLists> {
+  const [row] = await db.query<Pick<PrivateLocationRow, 'allowed_destinations' | 'denied_destinations'>>(
+    'SELECT allowed_destinations, denied_destinations FROM private_locations WHERE id = $1',
+    [privateLocationId],
+  );
+  return { allowed: row?.allowed_destinations ?? [], denied: row?.denied_destinations ?? [] };
 }
 
 /** Slug → id for the account's private locations among `slugs`. */
@@ -93,6 +136,25 @@ export async function createLocationKey(
     [id, privateLocationId, hashKey(rawKey), maskedKey],
   );
   return { id, rawKey, maskedKey };
+}
+
+/**
+ * The account's location `slugName`, made if missing, with `rawKey` among its
+ * keys: how a deployment hands its agents a key without a setup step. A key
+ * already stored (at this location or another) is left as it is.
+ */
+export async function ensureLocationKey(db: Queryable, accountId: string, slugName: string, rawKey: string): Promise<void> {
+  await db.query(
+    `INSERT INTO private_locations (id, account_id, name, slug_name) VALUES ($1, $2, $3, $3)
+     ON CONFLICT (account_id, slug_name) DO NOTHING`,
+    [randomUUID(), accountId, slugName],
+  );
+  await db.query(
+    `INSERT INTO private_location_keys (id, private_location_id, key_hash, masked_key)
+     SELECT $1, id, $2, $3 FROM private_locations WHERE account_id = $4 AND slug_name = $5
+     ON CONFLICT (key_hash) DO NOTHING`,
+    [randomUUID(), hashKey(rawKey), maskKey(rawKey), accountId, slugName],
+  );
 }
 
 export async function deleteLocationKey(db: Queryable, privateLocationId: string, keyId: string): Promise<boolean> {
@@ -197,6 +259,7 @@ async function toRecord(db: Queryable, row: PrivateLocationRow): Promise<Private
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at?.toISOString() ?? null,
     lastSeen: row.last_seen?.toISOString() ?? null,
+    destinationPolicy: { allowed: row.allowed_destinations, denied: row.denied_destinations },
     agentCount: agents.length,
     queuedJobs: jobs[0]?.queued ?? 0,
     runningJobs: jobs[0]?.running ?? 0,

@@ -272,7 +272,14 @@ export interface ResultSummary {
   aborted: boolean;
   isCancelled: boolean;
   name: string;
-  [field: string]: unknown;
+  responseTime: number | null;
+  statusCode: number | null;
+  timings: Record<string, number | null> | null;
+  error: { code: string; message: string } | null;
+  attempt: number;
+  retries: number;
+  startedAt: string | null;
+  stoppedAt: string | null;
 }
 
 export function resultSummary(result: ResultRow, baseUrl: string): ResultSummary {

@@ -148,11 +148,11 @@ export class TestSessionStreams {
     private readonly logger: Logger,
     private readonly pollMs = 500,
   ) {
-    // A session completing anywhere on this instance may be one of ours: look now rather than at the next poll.
+    // A session completing on any instance may be one of ours: look now rather than at the next poll.
     this.#onCompleted = () => {
       for (const stream of this.#streams.values()) stream.wake();
     };
-    this.events.on('sessionCompleted', this.#onCompleted);
+    this.events.on('sessionFinished', this.#onCompleted);
   }
 
   follow(accountId: string, checkRunSuiteId: string): void {
@@ -180,7 +180,7 @@ export class TestSessionStreams {
   }
 
   async close(): Promise<void> {
-    this.events.off('sessionCompleted', this.#onCompleted);
+    this.events.off('sessionFinished', this.#onCompleted);
     const streams = [...this.#streams.values()];
     this.#streams.clear();
     for (const stream of streams) stream.stop();

@@ -90,11 +90,40 @@ export const Detail = Type.Object(
   },
   { additionalProperties: true },
 );
-export const ListEntry = Type.Object({}, { additionalProperties: true });
+const STATUSES: TestSessionStatus[] = ['RUNNING', 'PASSED', 'FAILED', 'CANCELLED'];
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+/** A session as `test-sessions list` reads it; Outpost has no projects or invoking users, so those are null. */
+export const ListEntry = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    accountId: Type.String(),
+    projectId: Type.Null(),
+    name: Type.String(),
+    provider: Type.String({ description: 'What started the session (the CLI command)' }),
+    running: Type.Array(Type.String(), { description: 'Names of the checks still running' }),
+    passed: Type.Array(Type.String()),
+    failed: Type.Array(Type.String()),
+    cancelled: Type.Array(Type.String()),
+    status: Type.Enum(STATUSES),
+    region: Type.String({ description: 'Where the checks ran' }),
+    privateLocationId: NullableString,
+    invoker: Type.Null(),
+    repoUrl: NullableString,
+    commitId: NullableString,
+    commitOwner: NullableString,
+    commitMessage: NullableString,
+    branchName: NullableString,
+    environment: NullableString,
+    startedAt: Type.String({ format: 'date-time' }),
+    stoppedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.Null(),
+  },
+  { title: 'TestSessionListEntry', additionalProperties: true },
+);
 export const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
 export const ResultParams = Type.Object({ id: Type.String({ format: 'uuid' }), resultId: Type.String({ format: 'uuid' }) });
 const StringList = Type.Array(Type.String({ maxLength: 255 }), { maxItems: 50 });
-const STATUSES: TestSessionStatus[] = ['RUNNING', 'PASSED', 'FAILED', 'CANCELLED'];
 
 export const ListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),

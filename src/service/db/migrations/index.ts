@@ -15,6 +15,8 @@ import * as statusPageBranding from './0014-status-page-branding.js';
 import * as jobLanesAndRetries from './0015-job-lanes-and-retries.js';
 import * as projects from './0016-projects.js';
 import * as testSessions from './0017-test-sessions.js';
+import * as destinationPolicies from './0018-destination-policies.js';
+import * as severalInstances from './0019-several-instances.js';
 
 export interface Migration {
   name: string;
@@ -22,4 +24,4 @@ export interface Migration {
 }
 
 /** Applied in this order; a migration, once released, is never edited, only followed. */
-export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups, maintenanceWindows, statusPages, subscriptionsAndMail, rootCauseAnalyses, alerts, agentErrorEvents, jobHeartbeats, resultsApi, statusPageBranding, jobLanesAndRetries, projects, testSessions];
+export const migrations: readonly Migration[] = [initial, codeBundles, environmentVariables, members, checkGroups, maintenanceWindows, statusPages, subscriptionsAndMail, rootCauseAnalyses, alerts, agentErrorEvents, jobHeartbeats, resultsApi, statusPageBranding, jobLanesAndRetries, projects, testSessions, destinationPolicies, severalInstances];
