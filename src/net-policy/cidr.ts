@@ -15,7 +15,8 @@ export interface Cidr {
  * IPv4 only in its four-part decimal form: ipaddr.js (like inet_aton) also
  * reads "127.1" and "0x7f.0.0.1", which nobody writes in a range on purpose.
  * IPv4-mapped IPv6 ranges become the IPv4 range they are, so they match the
- * addresses they name (connections to ::ffff:a.b.c.d go to a.b.c.d).
+ * addresses they name (connections to ::ffff:a.b.c.d go to a.b.c.d); so do
+ * ranges under the well-known NAT64 prefix, which addresses are judged by too.
  */
 export function parseCidr(text: string): Cidr | undefined {
   const trimmed = text.trim();
@@ -30,8 +31,8 @@ export function parseCidr(text: string): Cidr | undefined {
   if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return undefined;
   let prefix = prefixText === undefined ? bits : Number(prefixText);
   if (prefix > bits) return undefined;
-  if (network.kind() === 'ipv6' && (network as ipaddr.IPv6).isIPv4MappedAddress() && prefix >= 96) {
-    network = (network as ipaddr.IPv6).toIPv4Address();
+  if (network.kind() === 'ipv6' && prefix >= 96 && carriesIPv4(network as ipaddr.IPv6)) {
+    network = ipaddr.fromByteArray(network.toByteArray().slice(12));
     prefix -= 96;
   }
   const masked = maskedNetwork(network, prefix);
@@ -47,6 +48,13 @@ export function parseCidrList(entries: readonly string[]): { cidrs: Cidr[] } | {
     cidrs.push(cidr);
   }
   return { cidrs };
+}
+
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parse('64:ff9b::');
+
+/** An IPv6 address that stands for the IPv4 address in its last 32 bits: IPv4-mapped, or well-known NAT64. */
+export function carriesIPv4(address: ipaddr.IPv6): boolean {
+  return address.isIPv4MappedAddress() || address.match(NAT64_WELL_KNOWN, 96);
 }
 
 /** Comma- or whitespace-separated, as an environment variable holds a list. */

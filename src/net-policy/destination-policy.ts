@@ -7,7 +7,7 @@
  * An address no rule holds is allowed.
  */
 import ipaddr from 'ipaddr.js';
-import type { Cidr } from './cidr.js';
+import { carriesIPv4, type Cidr } from './cidr.js';
 
 /** A range with a name people recognise, for the built-in rules and their messages. */
 export interface NamedRange {
@@ -74,12 +74,14 @@ export function describeDenial(verdict: Extract<Verdict, { allowed: false }>): s
 
 /**
  * The address a connection would really reach: an IPv4-mapped IPv6 address
- * (::ffff:127.0.0.1) is the IPv4 address, and is judged as one.
+ * (::ffff:127.0.0.1) is the IPv4 address, and so is one under the well-known
+ * NAT64 prefix (64:ff9b::127.0.0.1). RFC 6052 tells gateways not to translate
+ * non-global addresses, but a policy cannot count on every gateway obeying.
  */
 export function normalizeAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   const bare = /^\[(.*)\]$/.exec(text)?.[1] ?? text;
   if (!ipaddr.isValid(bare)) return undefined;
   const parsed = ipaddr.parse(bare);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) return (parsed as ipaddr.IPv6).toIPv4Address();
-  return parsed;
+  if (parsed.kind() === 'ipv4') return parsed;
+  return carriesIPv4(parsed as ipaddr.IPv6) ? ipaddr.fromByteArray(parsed.toByteArray().slice(12)) : parsed;
 }

@@ -25,6 +25,7 @@ describe('address ranges', () => {
   it('reads an IPv4-mapped IPv6 range as the IPv4 range it names', () => {
     expect(parseCidr('::ffff:127.0.0.0/104')?.text).toBe('127.0.0.0/8');
     expect(parseCidr('::ffff:169.254.169.254')?.text).toBe('169.254.169.254/32');
+    expect(parseCidr('64:ff9b::10.0.0.0/104')?.text).toBe('10.0.0.0/8');
   });
 
   it('refuses what is not a range', () => {
@@ -66,6 +67,16 @@ describe('the webhook default policy', () => {
       expect(allowed(webhookDefault, address), address).toBe(false);
     }
     expect(allowed(webhookDefault, '::ffff:192.0.2.10')).toBe(true);
+  });
+
+  it('judges well-known NAT64 addresses as the IPv4 address a gateway would reach', () => {
+    for (const address of ['64:ff9b::127.0.0.1', '64:ff9b::7f00:1', '[64:ff9b::a9fe:a9fe]', '64:ff9b::0.0.0.0']) {
+      expect(allowed(webhookDefault, address), address).toBe(false);
+    }
+    expect(webhookDefault.decide('64:ff9b::169.254.169.254')).toMatchObject({ address: '169.254.169.254', name: 'cloud metadata service' });
+    expect(allowed(webhookDefault, '64:ff9b::192.0.2.10')).toBe(true);
+    // Only the well-known /96: a neighbouring address is an IPv6 address like any other.
+    expect(allowed(webhookDefault, '64:ff9b:1::7f00:1')).toBe(true);
   });
 
   it('allows private and public addresses', () => {
