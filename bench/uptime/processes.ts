@@ -52,6 +52,20 @@ export function peakRssMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
+/**
+ * A process's resident memory now, split: pages of its own (heap, stacks,
+ * anything it wrote) and clean file pages, which for these processes are
+ * mostly their executable's code, shared with every other process running it.
+ */
+export function residentParts(pid: number): { privateMb: number; sharedFileMb: number } {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? NaN);
+  return {
+    privateMb: (kb('Private_Dirty') + kb('Private_Clean')) / 1024,
+    sharedFileMb: kb('Shared_Clean') / 1024,
+  };
+}
+
 export function jsonLine<T>(line: string): T | undefined {
   try {
     return JSON.parse(line) as T;
@@ -135,7 +149,9 @@ export async function startBenchService(cli: string, children: Child[]): Promise
   const accountId = randomUUID();
   const apiKey = `bench_${randomUUID()}`;
   const port = await freePort();
-  const child = start(process.execPath, [cli, 'service'], {
+  // Options NODE_OPTIONS refuses (--cpu-prof, --heap-prof) go on the command line.
+  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = start(process.execPath, [...nodeArgs, cli, 'service'], {
     PORT: String(port),
     HOST: '127.0.0.1',
     BOOTSTRAP_ACCOUNT_ID: accountId,

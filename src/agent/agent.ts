@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Redis } from 'ioredis';
 import type { Logger } from '../logging.js';
 import { createOutageLog } from '../outage-log.js';
 import { MAX_JOBS_PER_CALL, type HelloRequest, type Job, type Result } from '../protocol/agent-api.js';
@@ -8,7 +7,6 @@ import { laneOfJob } from '../protocol/api-settings.js';
 import type { Lane } from '../protocol/lanes.js';
 import { VERSION } from '../version.js';
 import type { AgentConfig } from './config.js';
-import { startEmbeddedRedis, type EmbeddedRedis } from './embedded-redis.js';
 import { startHealthServer } from './health-server.js';
 import { AgentMetrics, type AgentState } from './metrics.js';
 import { startHousekeeping, type Housekeeping } from './housekeeping/housekeeping.js';
@@ -17,20 +15,15 @@ import { JobSupervisor, type StopReason } from './job-supervisor.js';
 import { shutDown } from './shutdown.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Poller } from './poller.js';
-import { RedisWatch } from './redis-watch.js';
 import { createUptimeRunner } from './uptime-runner.js';
 import { Readiness } from './readiness.js';
 import { Reporter } from './reporter.js';
 import { ServiceClient } from './service-client.js';
 import { ArtifactUploader } from './artifact-uploader.js';
-import { JobLane, type JobLaneOptions } from './job-lane.js';
-import { prepareSandboxRoot } from './multistep/job-directory.js';
-import { chooseIsolation } from './isolation/choose-isolation.js';
-import { scriptRunners } from './script-harness/runners.js';
-import { ScriptHarness } from './script-harness/script-harness.js';
+import { createJobLanes } from './job-lanes.js';
+import type { QueueRedis } from './queue-redis.js';
+import type { ScriptHarness } from './script-harness/script-harness.js';
 import type { ScrubberFactory } from './script-harness/scrubbers.js';
-import { serviceSecrets } from './sandbox/sandbox-environment.js';
-import { createJobScrubber } from './script-scrubber.js';
 import { createAgentLogging } from './error-reporting/agent-logging.js';
 import { noErrorReporter, type ErrorReporter } from './error-reporting/error-reporter.js';
 
@@ -75,21 +68,20 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     { agentId, probes: { useOsDnsResolver: config.useOsDnsResolver } },
     (error) => logger.error(`${error.message}; a new probe thread took its place`),
   );
-  let embedded: EmbeddedRedis | undefined;
-  let redis: Redis | undefined;
+  // Redis holds the BullMQ lanes: the script lane's, and the uptime lane's when it is not in memory.
+  const needsRedis = config.mode === 'full' || config.uptimeQueue === 'redis';
+  let queueRedis: QueueRedis | undefined;
   try {
     await probes.start();
-    if (!config.redisUrl) {
-      embedded = await startEmbeddedRedis();
-      logger.info('started an embedded redis-server (REDIS_URL is not set)');
+    if (needsRedis) {
+      // Imported here: an agent that queues nothing in Redis never loads ioredis or BullMQ.
+      const { connectQueueRedis } = await import('./queue-redis.js');
+      queueRedis = await connectQueueRedis(config.redisUrl, readiness, logger);
+    } else {
+      if (config.redisUrl) logger.info('REDIS_URL is not used: uptime jobs wait in memory (UPTIME_QUEUE=memory) and this agent runs no scripts');
+      readiness.set('starting', 'connecting to the service');
     }
-    redis = embedded
-      ? new Redis({ path: embedded.socketPath, password: embedded.password, maxRetriesPerRequest: null })
-      : new Redis(config.redisUrl!, { maxRetriesPerRequest: null });
-    await waitForRedis(redis, config.redisUrl, readiness, logger);
   } catch (error) {
-    redis?.disconnect();
-    await embedded?.stop();
     await probes.close();
     await health.close();
     throw error;
@@ -98,17 +90,19 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const client = new ServiceClient(config.apiUrl, config.apiKey);
   // One line when the service or Redis goes away and one when it is back, whoever noticed.
   const serviceOutage = createOutageLog({ logger, subject: 'the service', level: 'error' });
-  const redisOutage = createOutageLog({ logger, subject: redisName(config.redisUrl), level: 'error' });
+  const redisOutage = createOutageLog({ logger, subject: queueRedis?.where ?? 'Redis', level: 'error' });
   const reporter = new Reporter(client, logger, metrics, serviceOutage);
   const uploader = new ArtifactUploader(client, { metrics, agentId });
   // The uptime mode sets up no sandboxes: nothing of the script side is looked for or started.
   let scripts: ScriptHarness | undefined;
   try {
-    scripts = config.mode === 'full' ? await startScriptSide(config, client, uploader, logger, options) : undefined;
+    if (config.mode === 'full') {
+      const { startScriptSide } = await import('./script-side.js');
+      scripts = await startScriptSide(config, client, uploader, logger, { env: options.env ?? process.env, scrubbers: options.scrubbers });
+    }
   } catch (error) {
     // An isolation the operator named that cannot work here stops the agent at start: nothing it started stays.
-    redis.disconnect();
-    await embedded?.stop();
+    await queueRedis?.close();
     await probes.close();
     await client.close();
     await health.close();
@@ -126,10 +120,13 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     // Released or taken back while it waited: it is not this agent's to run.
     const signal = supervisor.start(job.jobId);
     if (!signal) return;
-    const log = logger.child({ jobId: job.jobId, checkId: job.checkId, checkSessionId: job.checkSessionId });
+    // Only when its lines are written: a child logger per job is CPU a busy uptime lane pays per check.
+    const log = logger.isLevelEnabled('debug')
+      ? logger.child({ jobId: job.jobId, checkId: job.checkId, checkSessionId: job.checkSessionId })
+      : undefined;
     const stopTimer = metrics.jobDuration.startTimer({ check_type: job.checkType });
     metrics.jobsStarted.inc({ check_type: job.checkType });
-    log.debug({ checkType: job.checkType, attempt: job.attempt }, 'job started');
+    log?.debug({ checkType: job.checkType, attempt: job.attempt }, 'job started');
     let result: Result;
     try {
       result = laneOfJob(job) === 'script' ? await scripts!.run(job, agentId, signal) : await probes.run(job, signal);
@@ -140,7 +137,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     stopTimer();
     if (signal.aborted) {
       // Stopped for shutdown (the goodbye offers it again) or taken back by the service: no result.
-      log.debug({ reason: signal.reason as StopReason }, 'job stopped before it finished');
+      log?.debug({ reason: signal.reason as StopReason }, 'job stopped before it finished');
       supervisor.forget(job.jobId);
       return;
     }
@@ -148,31 +145,25 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     const status = result.hasErrors || result.hasFailures ? 'failed' : result.isDegraded ? 'degraded' : 'passed';
     metrics.jobsFinished.inc({ check_type: job.checkType, status });
     metrics.recordResult(job, result);
-    log.debug({ status, responseTime: result.responseTime, error: result.error?.code }, 'job finished');
+    log?.debug({ status, responseTime: result.responseTime, error: result.error?.code }, 'job finished');
     // The slot frees as soon as the probe is done: posting is the reporter's
     // business (batched, retried, flushed at shutdown) and never rejects; the
     // job's lease is renewed until the service has its result.
     void reporter.report(result, log).then(() => supervisor.forget(job.jobId));
   };
 
-  const onLaneError = (error: Error) => redisOutage.failed('the job queue', error);
-  const laneOptions = (lane: Lane, concurrency: number): JobLaneOptions => ({
-    lane,
+  const lanes = await createJobLanes({
     agentId,
-    concurrency,
+    uptimeConcurrency: config.uptimeConcurrency,
+    scriptConcurrency: config.jobConcurrency,
+    uptimeQueue: config.uptimeQueue,
+    redis: queueRedis,
     logger,
-    onRejected: (reason) => metrics.queueEntriesRejected.inc({ lane, reason }),
+    metrics,
+    run: runJob,
+    onQueueError: (error) => redisOutage.failed('the job queue', error),
   });
-  const lanes = {
-    uptime: new JobLane(redis, laneOptions('uptime', config.uptimeConcurrency), runJob, onLaneError),
-    script: new JobLane(redis, laneOptions('script', config.jobConcurrency), runJob, onLaneError),
-  };
-  const forget = (jobs: readonly Job[]) =>
-    Promise.all([
-      lanes.uptime.forget(jobs.filter((job) => laneOfJob(job) === 'uptime')),
-      lanes.script.forget(jobs.filter((job) => laneOfJob(job) === 'script')),
-    ]);
-  await Promise.all([lanes.uptime.waitUntilReady(), lanes.script.waitUntilReady()]);
+  await lanes.waitUntilReady();
   // Script jobs are only ever claimed where this capacity is above 0, so in uptime mode never.
   const scriptCapacity = (scripts?.checkTypes.length ?? 0) > 0 ? config.jobConcurrency : 0;
 
@@ -191,24 +182,25 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     }
   };
 
-  const redisWatch = new RedisWatch({
-    redis,
-    where: redisName(config.redisUrl),
+  const redisWatch = queueRedis && new (await import('./redis-watch.js')).RedisWatch({
+    redis: queueRedis.connection,
+    where: queueRedis.where,
     readiness,
     outage: redisOutage,
+    unusableMeans: lanes.inRedis('uptime')
+      ? 'no jobs are claimed until it is back'
+      : 'no script jobs are claimed until it is back; uptime probes go on',
     giveUpWaitingAfterMs: REDIS_PATIENCE_MS,
     onGiveUpWaiting: () => {
-      const waiting = supervisor.takeWaiting();
+      const inQueues = supervisor.jobsIn('waiting').filter((job) => lanes.inRedis(laneOfJob(job)));
+      const waiting = supervisor.takeWaiting(inQueues.map((job) => job.jobId));
       if (waiting.length === 0) return;
-      void forget(waiting);
+      void lanes.forget(waiting);
       logger.warn({ jobs: waiting.length }, `releasing ${waiting.length} claimed jobs: Redis has been away for ${REDIS_PATIENCE_MS / 1000} s`);
       void release(waiting, 'the agent\'s Redis is unavailable');
     },
     onBack: async () => {
-      const waiting = supervisor.jobsIn('waiting');
-      const restored =
-        (await lanes.uptime.reconcile(waiting.filter((job) => laneOfJob(job) === 'uptime'))) +
-        (await lanes.script.reconcile(waiting.filter((job) => laneOfJob(job) === 'script')));
+      const restored = await lanes.reconcile(supervisor.jobsIn('waiting'));
       if (restored > 0) logger.info({ jobs: restored }, `queued ${restored} claimed jobs again that Redis lost`);
     },
   });
@@ -245,7 +237,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     readiness,
     onLost: (ids, cancelled) => {
       const { dropped, stopped } = supervisor.lost(ids);
-      void forget(dropped);
+      void lanes.forget(dropped);
       const taken = [...dropped, ...stopped];
       const byUser = taken.filter((job) => cancelled.has(job.jobId));
       if (byUser.length > 0) {
@@ -270,25 +262,22 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     outage: serviceOutage,
     capacity: hello.capacity,
     // Uptime jobs are claimed ahead of free slots (UPTIME_PREFETCH) and wait in
-    // BullMQ; script jobs only for a slot that is free. Nothing is claimed
-    // while Redis cannot queue it.
-    freeCapacity: () =>
-      redisWatch.usable
-        ? {
-            uptime: claimRoom(supervisor.counts('uptime').held, config.uptimeConcurrency, config.uptimePrefetch),
-            script: claimRoom(supervisor.counts('script').held, scriptCapacity, 0),
-          }
-        : { uptime: 0, script: 0 },
+    // their queue; script jobs only for a slot that is free. Nothing is claimed
+    // for a lane whose queue is in a Redis that cannot take it.
+    freeCapacity: () => {
+      const usable = (lane: Lane) => !lanes.inRedis(lane) || (redisWatch?.usable ?? false);
+      return {
+        uptime: usable('uptime') ? claimRoom(supervisor.counts('uptime').held, config.uptimeConcurrency, config.uptimePrefetch) : 0,
+        script: usable('script') ? claimRoom(supervisor.counts('script').held, scriptCapacity, 0) : 0,
+      };
+    },
     capacityFreed: (signal) => supervisor.freed(signal),
     onHello: async (answer) => {
       leaseMs = answer.leaseSeconds * 1000;
     },
     accept: async (jobs) => {
       supervisor.claimed(jobs);
-      await Promise.all([
-        lanes.uptime.add(jobs.filter((job) => laneOfJob(job) === 'uptime')),
-        lanes.script.add(jobs.filter((job) => laneOfJob(job) === 'script')),
-      ]);
+      await lanes.add(jobs);
     },
   });
   const polling = poller.run(pollAbort.signal);
@@ -306,21 +295,20 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
             pollAbort.abort();
             return polling;
           },
-          pauseLanes: () => Promise.all([lanes.uptime.pause(), lanes.script.pause()]),
-          forget,
+          pauseLanes: () => lanes.pause(),
+          forget: (jobs) => lanes.forget(jobs),
           goodbye: (running, reason, signal) => client.goodbye(agentId, running, reason, signal),
           flushResults: (ms) => reporter.flush(ms),
           leaseSeconds: () => leaseMs / 1000,
         },
         [
-          { close: () => redisWatch.stop(), withinMs: 1000 },
+          { close: () => redisWatch?.stop(), withinMs: 1000 },
           { close: () => leases.stop(), withinMs: 2000 },
           { close: () => housekeeping.stop(), withinMs: 2000 },
           { close: () => scripts?.stop(), withinMs: 5000 },
           { close: () => probes.close(), withinMs: 2000 },
-          { close: () => Promise.all([lanes.uptime.close(), lanes.script.close()]), withinMs: 2000 },
-          { close: () => redis.disconnect(), withinMs: 1000 },
-          { close: () => embedded?.stop(), withinMs: 2000 },
+          { close: () => lanes.close(), withinMs: 2000 },
+          { close: () => queueRedis?.close(), withinMs: 3000 },
           { close: () => client.close(), withinMs: 1000 },
           { close: () => health.close(), withinMs: 2000 },
         ],
@@ -330,85 +318,4 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     })());
 
   return { agentId, healthPort: health.port, readiness, metrics, housekeeping, stop };
-}
-
-/** The script side: the isolation backend chosen and said, and every script kind behind the harness. */
-async function startScriptSide(
-  config: AgentConfig,
-  client: ServiceClient,
-  uploader: ArtifactUploader,
-  logger: Logger,
-  options: AgentOptions,
-): Promise<ScriptHarness> {
-  const env = options.env ?? process.env;
-  const sandbox = config.sandbox;
-  const limits = {
-    processes: sandbox.maxProcesses,
-    openFiles: sandbox.maxOpenFiles,
-    memoryBytes: sandbox.memoryLimitBytes,
-    diskBytes: sandbox.diskLimitBytes,
-  };
-  await prepareSandboxRoot(sandbox.directory);
-  const { backend, refused } = await chooseIsolation({
-    mode: sandbox.isolation,
-    allowUnsafe: sandbox.allowUnsafeNoIsolation,
-    uidBase: sandbox.uidBase,
-    uidCount: sandbox.uidCount,
-    limits,
-    directory: sandbox.directory,
-  });
-  const said = { isolation: backend.kind, ...(Object.keys(refused).length > 0 ? { refused } : {}) };
-  if (backend.kind === 'none') logger.warn(said, `script isolation: ${backend.description}`);
-  else logger.info(said, `script isolation: ${backend.description}`);
-  const harness = new ScriptHarness({
-    settings: {
-      sandboxRoot: sandbox.directory,
-      limits,
-      serviceSecrets: serviceSecrets(env),
-      agentEnv: env,
-      chromiumPath: sandbox.chromiumPath,
-      dependencyCache: sandbox.dependencyCache,
-      ...(backend.privateTemp ? { privateTemp: backend.privateTemp } : {}),
-    },
-    isolation: backend,
-    runners: scriptRunners({ sandbox, isolation: backend, client, agentEnv: env }),
-    seats: config.jobConcurrency,
-    uploader,
-    scrubbers: options.scrubbers ?? createJobScrubber,
-    agentKey: config.apiKey.reveal(),
-  });
-  await harness.start(logger);
-  return harness;
-}
-
-/**
- * Waits for Redis without giving up: an agent whose Redis is down at start
- * stays up, not ready, and says why, until Redis comes.
- */
-async function waitForRedis(redis: Redis, url: string | undefined, readiness: Readiness, logger: Logger): Promise<void> {
-  if (redis.status === 'ready') return;
-  const where = redisName(url);
-  let said = '';
-  const onError = (error: Error) => {
-    const message = `${where} is not reachable (${(error as NodeJS.ErrnoException).code ?? error.message}); retrying`;
-    readiness.setRedisProblem(message);
-    if (message !== said) logger.error(message);
-    said = message;
-  };
-  redis.on('error', onError);
-  try {
-    // Not events.once: it rejects on the first 'error', and errors here are expected.
-    await new Promise((resolve) => redis.once('ready', resolve));
-  } finally {
-    redis.off('error', onError);
-    // Until the agent's RedisWatch follows the connection: an 'error' without a listener is printed raw by ioredis.
-    redis.on('error', () => undefined);
-  }
-  if (said) logger.info(`${where} is reachable again`);
-  readiness.setRedisProblem(undefined);
-  readiness.set('starting', 'connecting to the service');
-}
-
-function redisName(url: string | undefined): string {
-  return url ? `Redis at ${new URL(url).host}` : 'the embedded redis-server';
 }

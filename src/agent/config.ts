@@ -90,9 +90,14 @@ export const agentEnvSpecs = {
     default: undefined,
     desc: 'Uptime jobs claimed ahead of a free slot, waiting in the queue (0-1000); default: UPTIME_CONCURRENCY',
   }),
+  UPTIME_QUEUE: str({
+    choices: ['memory', 'redis'],
+    default: 'memory',
+    desc: 'Where claimed uptime jobs wait: memory (in the agent; no Redis work per probe) or redis (in BullMQ, like script jobs). An uptime-mode agent with memory needs no Redis',
+  }),
   UPTIME_THREADS: integer(0, 16)({
-    default: 1,
-    desc: 'Worker threads the uptime probes run on, apart from the queue and the service calls (0-16; 0: the main thread)',
+    default: 0,
+    desc: 'Worker threads the uptime probes run on, apart from the queue and the service calls (0-16; 0: the main thread, which uses less memory)',
   }),
   AGENT_MODE: str({
     choices: ['full', 'uptime'],
@@ -225,6 +230,8 @@ export interface AgentConfig {
   uptimePrefetch: number;
   /** Worker threads the probes run on; 0: the main thread. */
   uptimeThreads: number;
+  /** Where claimed uptime jobs wait; with `memory`, Redis serves script jobs only. */
+  uptimeQueue: 'memory' | 'redis';
   /** `uptime`: probes only, as the uptime image runs; no sandboxes are set up or offered. */
   mode: 'full' | 'uptime';
   healthPort: number;
@@ -274,6 +281,7 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     uptimeConcurrency: parsed.UPTIME_CONCURRENCY,
     uptimePrefetch: parsed.UPTIME_PREFETCH ?? parsed.UPTIME_CONCURRENCY,
     uptimeThreads: parsed.UPTIME_THREADS,
+    uptimeQueue: parsed.UPTIME_QUEUE,
     mode: parsed.AGENT_MODE,
     healthPort: parsed.AGENT_HEALTH_PORT,
     logLevel: parsed.LOG_LEVEL,

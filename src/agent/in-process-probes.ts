@@ -1,6 +1,7 @@
 import type { Job, Result } from '../protocol/agent-api.js';
 import type { CheckType } from '../protocol/enums.js';
 import { executeJob } from './execute.js';
+import { ProbePacer } from './probe-pacer.js';
 import type { ProbeThreadData } from './probe-threads/messages.js';
 import { ProbeRegistry } from './probes/registry.js';
 import type { UptimeRunner } from './uptime-runner.js';
@@ -9,6 +10,7 @@ import type { UptimeRunner } from './uptime-runner.js';
 export class InProcessProbes implements UptimeRunner {
   readonly #probes: ProbeRegistry;
   readonly #agentId: string;
+  readonly #pacer = new ProbePacer();
 
   constructor(data: ProbeThreadData) {
     this.#probes = new ProbeRegistry(data.probes);
@@ -22,7 +24,7 @@ export class InProcessProbes implements UptimeRunner {
   }
 
   run(job: Job, signal: AbortSignal): Promise<Result> {
-    return executeJob(this.#probes, job, this.#agentId, signal);
+    return new Promise((resolve) => this.#pacer.later(() => resolve(executeJob(this.#probes, job, this.#agentId, signal))));
   }
 
   async close(): Promise<void> {}

@@ -1,8 +1,7 @@
 import { Queue, Worker, type ConnectionOptions, type Job as QueueEntry, type JobJson } from 'bullmq';
 import type { Logger } from '../logging.js';
 import type { Job } from '../protocol/agent-api.js';
-
-export type JobHandler = (job: Job) => Promise<void>;
+import type { JobHandler, JobQueue } from './job-queue.js';
 
 /**
  * Why an entry found in a lane's queue was not taken as it stood:
@@ -65,7 +64,7 @@ class LaneWorker extends Worker<unknown> {
 }
 
 /**
- * A lane: claimed jobs wait in a BullMQ queue of this agent's own and run
+ * A lane on BullMQ (script jobs; uptime jobs with UPTIME_QUEUE=redis): claimed jobs wait in a BullMQ queue of this agent's own and run
  * in-process, as many at once as the lane's concurrency. One queue per agent
  * keeps agents that share an external Redis from running each other's leases.
  *
@@ -81,7 +80,7 @@ class LaneWorker extends Worker<unknown> {
  * the queue's name embeds this process's random agentId, so a payload in
  * Redis was never read by the agent after a restart anyway.
  */
-export class JobLane {
+export class JobLane implements JobQueue {
   readonly #queue: Queue<Pointer>;
   readonly #worker: LaneWorker;
   /** Claimed jobs not yet started, by entry id. */

@@ -8,6 +8,8 @@ export interface RedisWatchOptions {
   where: string;
   readiness: Readiness;
   outage: OutageLog;
+  /** What an outage stops, for readiness: "no jobs are claimed until it is back". */
+  unusableMeans: string;
   /** Redis has been away this long: jobs waiting in its queues are better run by another agent. */
   giveUpWaitingAfterMs: number;
   onGiveUpWaiting(): void;
@@ -56,7 +58,7 @@ export class RedisWatch {
     this.#usable = false;
     const { where, readiness, outage } = this.options;
     const reason = this.#lastError instanceof Error ? this.#lastError.message : 'connection closed';
-    readiness.setRedisProblem(`${where} is not reachable (${reason}); no jobs are claimed until it is back`);
+    readiness.setRedisProblem(`${where} is not reachable (${reason}); ${this.options.unusableMeans}`);
     outage.failed('the connection', this.#lastError ?? new Error('connection closed'));
     this.#startGiveUpTimer();
   }

@@ -8,14 +8,19 @@ import type { ServiceClient } from './service-client.js';
 
 /** How long a result is retried before it is given up; the service times the job out by then anyway. */
 const GIVE_UP_MS = 10 * 60_000;
-/** How long a result waits for others to share its call. */
-const BATCH_WINDOW_MS = 10;
+/**
+ * How long a result waits for others to share its call. Each call is an HTTP
+ * request and a transaction on the service: at a thousand checks a second,
+ * 50 ms makes batches of about fifty instead of ten, and a result is still
+ * recorded well within the second it was taken.
+ */
+const BATCH_WINDOW_MS = 50;
 
 interface Pending {
   result: Result;
   done: () => void;
-  /** The job's logger: lines about this result carry its job, check and session ids. */
-  log: Logger;
+  /** The job's logger, when it has one: lines about this result carry its job, check and session ids. */
+  log: Logger | undefined;
 }
 
 /**
@@ -43,7 +48,7 @@ export class Reporter {
    */
   report(result: Result, log?: Logger): Promise<void> {
     return new Promise((done) => {
-      this.#queue.push({ result, done, log: log ?? this.logger.child({ jobId: result.jobId, checkId: result.checkId }) });
+      this.#queue.push({ result, done, log });
       if (this.#queue.length >= MAX_RESULTS_PER_BATCH) this.#send();
       else this.#timer ??= setTimeout(() => this.#send(), BATCH_WINDOW_MS);
     });
@@ -102,12 +107,14 @@ export class Reporter {
     }
   }
 
-  #settled({ log }: Pending, outcome: string, message: string | undefined): void {
+  #settled({ result, log: jobLog }: Pending, outcome: string, message: string | undefined): void {
+    if (outcome === 'recorded' || outcome === 'duplicate') {
+      this.metrics.resultsPosted.inc();
+      return;
+    }
+    // Made only for what is said: a child logger per result is CPU that a busy agent spends per check.
+    const log = jobLog ?? this.logger.child({ jobId: result.jobId, checkId: result.checkId });
     switch (outcome) {
-      case 'recorded':
-      case 'duplicate':
-        this.metrics.resultsPosted.inc();
-        return;
       case 'conflict':
         log.warn(`result not recorded: ${message ?? 'the job is no longer this agent\'s'}`);
         return;

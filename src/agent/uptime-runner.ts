@@ -14,10 +14,12 @@ export interface UptimeRunner {
 }
 
 /**
- * UPTIME_THREADS: probes on that many worker threads of their own (timings
- * not delayed by the queue's and the service calls' work), or 0: on the main
- * thread, which saves the memory of a second V8 heap (docs/performance.md).
- * The probes' modules are loaded only where the probes run.
+ * UPTIME_THREADS: 0 (the default): the probes run on the main thread, paced
+ * one start per turn; with uptime jobs queued in memory, the main thread's
+ * other work per check is small enough that its timings match a thread's,
+ * without a second V8 heap (docs/performance.md). More: that many worker
+ * threads of their own, for an agent whose main thread is busy with other
+ * work. The probes' modules are loaded only where the probes run.
  */
 export async function createUptimeRunner(
   threads: number,

@@ -9,6 +9,13 @@ import { notifyAll } from './store/notifications.js';
 export const EVENTS_CHANNEL = 'outpost_events';
 /** PostgreSQL refuses payloads of 8000 bytes and more; this leaves room for the envelope. */
 const MAX_PAYLOAD_CHARS = 7000;
+/**
+ * Finished sessions are gathered this long before they go out (queued jobs
+ * go at once, and take them along): result batches finish sessions many times
+ * a second, and every NOTIFY is a statement. Their waiters elsewhere only
+ * hear of them this much later; those also look at the database every second.
+ */
+const SESSIONS_FINISHED_WINDOW_MS = 100;
 
 /** What one NOTIFY carries: who sent it, and ids only (every instance reads the rest from the database). */
 interface Envelope {
@@ -26,7 +33,8 @@ export interface EventRelay {
  * here (jobs queued at a location, a session finished), and tells this
  * instance's waiters what the others said, through LISTEN/NOTIFY: a job
  * queued by instance A wakes a long poll held by instance B at once. What
- * happens within one event-loop turn goes out as one statement.
+ * happens within one event-loop turn goes out as one statement; sessions
+ * finished, within SESSIONS_FINISHED_WINDOW_MS.
  *
  * Only wake-ups travel: `sessionCompleted`, whose follow-ups (alerts, group
  * runs) must happen once, stays with the instance that completed the
@@ -38,12 +46,12 @@ export async function relayEvents(db: Database, events: ServiceEvents, logger: L
   const jobsQueued = new Set<string>();
   const sessionsFinished = new Set<string>();
   let flushing: Promise<void> | undefined;
-  let scheduled = false;
+  let immediate: NodeJS.Immediate | undefined;
+  let timer: NodeJS.Timeout | undefined;
   // Set while emitting what another instance said, so it is not sent back out.
   let relaying = false;
 
   const flush = async () => {
-    scheduled = false;
     const payloads = envelopes(self, [...jobsQueued], [...sessionsFinished]);
     jobsQueued.clear();
     sessionsFinished.clear();
@@ -56,22 +64,33 @@ export async function relayEvents(db: Database, events: ServiceEvents, logger: L
       }
     }
   };
-  const schedule = () => {
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(() => {
-      flushing = (flushing ?? Promise.resolve()).then(flush);
-    });
+  const send = () => {
+    clearImmediate(immediate);
+    clearTimeout(timer);
+    immediate = timer = undefined;
+    flushing = (flushing ?? Promise.resolve()).then(flush);
+  };
+  // Queued jobs go out at the end of the turn: a long poll elsewhere may be waiting for them.
+  const sendNow = () => {
+    if (immediate) return;
+    clearTimeout(timer);
+    timer = undefined;
+    immediate = setImmediate(send);
+  };
+  const sendSoon = () => {
+    if (immediate || timer) return;
+    timer = setTimeout(send, SESSIONS_FINISHED_WINDOW_MS);
+    timer.unref();
   };
   const onJobsQueued = (locationId: string) => {
     if (relaying) return;
     jobsQueued.add(locationId);
-    schedule();
+    sendNow();
   };
   const onSessionFinished = (sessionId: string) => {
     if (relaying) return;
     sessionsFinished.add(sessionId);
-    schedule();
+    sendSoon();
   };
 
   const stop = await db.listen(EVENTS_CHANNEL, (payload) => {
@@ -93,8 +112,8 @@ export async function relayEvents(db: Database, events: ServiceEvents, logger: L
       events.off('jobsQueued', onJobsQueued);
       events.off('sessionFinished', onSessionFinished);
       await stop();
-      // What this instance did last still goes out; the pending setImmediate then finds nothing to send.
-      if (scheduled) flushing = (flushing ?? Promise.resolve()).then(flush);
+      // What this instance did last still goes out.
+      if (immediate || timer) send();
       await flushing;
     },
   };

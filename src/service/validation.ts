@@ -54,34 +54,55 @@ function pointer(path: string, key: string | number): string {
   return `${path}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1').replace(/\0/g, '\\u0000')}`;
 }
 
+/** Where a value sits, kept as a chain and spelled out as a JSON pointer only for a problem found there. */
+interface Place {
+  parent: Place | undefined;
+  key: string | number;
+}
+
+function pathOf(place: Place | undefined): string {
+  const keys: (string | number)[] = [];
+  for (let at = place; at; at = at.parent) keys.push(at.key);
+  let path = '';
+  for (let index = keys.length - 1; index >= 0; index -= 1) path = pointer(path, keys[index]!);
+  return path;
+}
+
 /**
  * What no schema says but PostgreSQL refuses in text and jsonb: the NUL
  * character and lone surrogates, in any string or key, typed by the schema
  * or not. Also refuses nesting beyond MAX_NESTING. Walks without recursion,
- * so depth cannot overflow the stack here.
+ * so depth cannot overflow the stack here. Runs on every request body (a
+ * result batch is hundreds of values), so paths are only spelled out for problems.
  */
 export function textProblems(data: unknown): ErrorObject[] {
   const errors: ErrorObject[] = [];
-  const stack: { value: unknown; path: string; depth: number }[] = [{ value: data, path: '', depth: 0 }];
+  const stack: { value: unknown; place: Place | undefined; depth: number }[] = [{ value: data, place: undefined, depth: 0 }];
   while (stack.length > 0 && errors.length < 20) {
-    const { value, path, depth } = stack.pop()!;
+    const { value, place, depth } = stack.pop()!;
     if (typeof value === 'string') {
-      if (value.includes('\0')) errors.push(problem(path, 'noNul', 'must not contain the NUL character (\\u0000)'));
-      else if (LONE_SURROGATE.test(value)) errors.push(problem(path, 'unicode', 'must be valid Unicode (no lone surrogate)'));
+      if (value.includes('\0')) errors.push(problem(pathOf(place), 'noNul', 'must not contain the NUL character (\\u0000)'));
+      else if (LONE_SURROGATE.test(value)) errors.push(problem(pathOf(place), 'unicode', 'must be valid Unicode (no lone surrogate)'));
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
     if (depth >= MAX_NESTING) {
-      errors.push(problem(path, 'maxNesting', `must not nest deeper than ${MAX_NESTING} levels`));
+      errors.push(problem(pathOf(place), 'maxNesting', `must not nest deeper than ${MAX_NESTING} levels`));
       continue;
     }
-    const entries: [string | number, unknown][] = Array.isArray(value) ? [...value.entries()] : Object.entries(value);
-    for (const [key, item] of entries) {
-      if (typeof key === 'string' && (key.includes('\0') || LONE_SURROGATE.test(key))) {
-        errors.push(problem(path, 'noNul', 'must not have a key with the NUL character (\\u0000) or a lone surrogate'));
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index += 1) {
+        stack.push({ value: value[index] as unknown, place: { parent: place, key: index }, depth: depth + 1 });
+      }
+      continue;
+    }
+    for (const key in value) {
+      if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+      if (key.includes('\0') || LONE_SURROGATE.test(key)) {
+        errors.push(problem(pathOf(place), 'noNul', 'must not have a key with the NUL character (\\u0000) or a lone surrogate'));
         continue;
       }
-      stack.push({ value: item, path: pointer(path, key), depth: depth + 1 });
+      stack.push({ value: (value as Record<string, unknown>)[key], place: { parent: place, key }, depth: depth + 1 });
     }
   }
   return errors;

@@ -5,7 +5,8 @@ import { LEASE_SECONDS, World, type AgentHandle } from './support/world.js';
 
 /**
  * Scenario 3: the agents' Redis restarts (on the same port) with 100 sessions
- * in flight, with persistence (append-only, fsync always) and without (every
+ * in flight, their uptime jobs queued in it (UPTIME_QUEUE=redis; by default an
+ * uptime agent's jobs wait in memory and it uses no Redis), with persistence (append-only, fsync always) and without (every
  * queue entry gone), for one agent and for two agents sharing it. While Redis
  * is down each agent's /-/readiness answers 503; once it is back, claims
  * resume within 10 s (sessions triggered then finish promptly), and none of
@@ -40,7 +41,8 @@ describe.each([
     const fresh = await world.createChecks(5, '/n/');
     const agents: AgentHandle[] = [];
     for (let index = 0; index < agentCount; index += 1) {
-      agents.push(world.startAgent({ name: String.fromCharCode(65 + index), redis, concurrency: 50 }));
+      // Uptime jobs wait in Redis only with UPTIME_QUEUE=redis: the queue this scenario restarts.
+      agents.push(world.startAgent({ name: String.fromCharCode(65 + index), redis, concurrency: 50, queue: 'redis' }));
     }
     for (const agent of agents) await agent.ready();
     await world.trigger(checks, SESSIONS / 10);

@@ -44,6 +44,7 @@ async function agentWithRedisDown(errorReporting: ErrorReportingConfig | undefin
     uptimeConcurrency: 5,
     uptimePrefetch: 5,
     uptimeThreads: 0,
+    uptimeQueue: 'redis',
     mode: 'uptime',
     healthPort: 0,
     logLevel: 'INFO',

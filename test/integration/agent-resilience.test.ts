@@ -144,7 +144,7 @@ describe('agent with Redis down at start', () => {
 });
 
 describe('agent whose Redis restarts', () => {
-  it('is not ready while Redis is away, says so once, and runs jobs again once it is back', async () => {
+  it('is not ready while Redis is away, says so once, keeps running uptime checks, and runs jobs again once it is back', async () => {
     const warnings: string[] = [];
     const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
     process.on('warning', onWarning);
@@ -169,6 +169,17 @@ describe('agent whose Redis restarts', () => {
     }, 5000, 'redis-unavailable');
     expect(down.status).toBe(503);
     expect(down.body.detail).toContain(`Redis at 127.0.0.1:${port} is not reachable`);
+    expect(down.body.detail).toContain('no script jobs are claimed until it is back; uptime probes go on');
+    // Uptime jobs wait in the agent's memory, not in Redis: monitoring goes on through the outage.
+    const during = await service.api('POST', '/v1/checks/url', {
+      name: 'while Redis is away',
+      activated: false,
+      privateLocations: [location.slugName],
+      request: { url: `${target.url}/ok` },
+    });
+    const { session: duringSession } = await runToFinal(service, during.body.id, 15_000);
+    expect(duringSession.status).toBe('PASSED');
+    expect((await agent.health('/-/readiness')).body.status).toBe('redis-unavailable');
     // A while away: reconnect attempts are counted, not logged one by one.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     redis = await startRedisServer(port);

@@ -1,7 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, startTestAgent } from '../support/agent.js';
 import { startTestService } from '../support/service.js';
-import { startTarget } from '../support/target.js';
+import { closedPort, startTarget } from '../support/target.js';
 
 const cleanup: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -31,6 +32,9 @@ describe('the agent in uptime mode (the uptime image)', () => {
     expect(hello!.runtimes).toEqual([]);
     // The script side is never set up: no runtime is even looked for.
     expect(agent.logs.some((line) => line.includes('runtime'))).toBe(false);
+    // Uptime jobs wait in memory, so nothing needs Redis: none is started.
+    expect(agent.logs.some((line) => line.includes('redis-server'))).toBe(false);
+    expect(redisServersOfThisProcess()).toEqual([]);
 
     const url = await service.api('POST', '/v1/checks/url', {
       name: 'up',
@@ -59,4 +63,41 @@ describe('the agent in uptime mode (the uptime image)', () => {
     );
     expect(job).toEqual({ state: 'queued', claimed_by: [] });
   });
+
+  it('needs no Redis: REDIS_URL unreachable, it is ready and runs checks, and says the URL is not used', async () => {
+    const target = await startTarget({ '/ok': (_request, response) => response.writeHead(200).end('ok') });
+    cleanup.push(() => target.close());
+    const service = await startTestService('pglite');
+    cleanup.push(() => service.close());
+    const location = await service.privateLocation();
+    const redisUrl = `redis://127.0.0.1:${await closedPort()}`;
+    const agent = await startTestAgent({ apiKey: location.rawKey, apiUrl: service.url, mode: 'uptime', redisUrl });
+    cleanup.push(() => agent.stop());
+    await eventually(async () => ((await agent.health('/-/readiness')).status === 200 ? true : undefined), 10_000, 'ready');
+    expect(agent.logs.some((line) => line.includes('REDIS_URL is not used'))).toBe(true);
+
+    const url = await service.api('POST', '/v1/checks/url', {
+      name: 'up without Redis',
+      activated: false,
+      privateLocations: [location.slugName],
+      request: { url: `${target.url}/ok` },
+    });
+    const triggered = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [url.body.id] } });
+    const sessionId = triggered.body.sessions[0].checkSessionId as string;
+    await eventually(async () => {
+      const session = await service.api('GET', `/v1/check-sessions/${sessionId}`);
+      return session.body.status === 'PASSED' ? true : undefined;
+    }, 10_000, 'the URL check passed');
+    expect(agent.logs.some((line) => /not reachable|ECONNREFUSED/.test(line))).toBe(false);
+  });
 });
+
+/** redis-server processes started by this test process (an embedded one would be its child). */
+function redisServersOfThisProcess(): string[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(process.pid), 'redis-server'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  } catch {
+    // pgrep exits 1 when nothing matches.
+    return [];
+  }
+}

@@ -62,7 +62,9 @@ describe.each(['Dockerfile', 'Dockerfile.uptime'])('%s', (name) => {
     expect(args(final, 'HEALTHCHECK')[0]).toContain('/-/liveness');
     expect(args(final, 'LABEL').join(' ')).toContain('org.opencontainers.image.version="${VERSION}"');
     const installs = args(final, 'RUN').join(' ');
-    for (const tool of ['tini', 'redis-server', 'iputils-ping']) expect(installs, tool).toContain(tool);
+    for (const tool of ['tini', 'iputils-ping']) expect(installs, tool).toContain(tool);
+    // The embedded queue of the script lane; the uptime image's jobs wait in memory.
+    if (name === 'Dockerfile') expect(installs).toContain('redis-server');
     // Production dependencies only, from the lockfile.
     expect(installs).toContain('npm ci --omit=dev');
   });
@@ -261,8 +263,9 @@ describe('the uptime image', () => {
     const runs = args(final, 'RUN').join(' ');
     expect(runs).not.toContain('chromium');
     expect(runs).not.toContain('runtimes install');
-    // It runs no scripts, so it has nothing to isolate.
+    // It runs no scripts, so it has nothing to isolate, and its jobs wait in memory (UPTIME_QUEUE), not in Redis.
     expect(runs).not.toContain('bubblewrap');
+    expect(runs).not.toContain('redis-server');
     expect(args(final, 'COPY').some((copy) => copy.includes('runtimes'))).toBe(false);
     for (const instruction of final) expect(instruction.args).not.toMatch(/\bchown\b|--chown/);
   });

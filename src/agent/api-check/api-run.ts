@@ -13,7 +13,7 @@ import { SCRUB_MARKER } from '../../scrub/marker.js';
 import { isSensitiveHeader } from '../../scrub/sensitive-headers.js';
 import { evaluateAssertions, type AssertionInput } from '../probes/assertions.js';
 import { queryJsonPath } from '../probes/json-path.js';
-import { budgetMs, describeRunFailure, roundMs } from '../probes/probe-failure.js';
+import { budgetMs, describeRunFailure, roundMs, startRunDeadline } from '../probes/probe-failure.js';
 import { erroredOutcome, type ProbeOutcome } from '../probes/probe.js';
 import { withResponseTime } from '../probes/response-time-verdict.js';
 import { describeExchangeFailure, sumTimings } from '../probes/http-hop.js';
@@ -55,14 +55,14 @@ export async function exchangeApiRequest(
 ): Promise<ApiExchangeOutcome> {
   const startedAt = performance.now();
   const budget = budgetMs(timeoutMs, API_MAX_RESPONSE_TIME_CAP_MS);
-  const deadline = new AbortController();
-  const timer = setTimeout(
-    () => deadline.abort(new ProbeTimeoutError(`${request.method} ${request.url} exceeded ${budget} ms`)),
+  const deadline = startRunDeadline(
+    signal,
     budget,
+    () => new ProbeTimeoutError(`${request.method} ${request.url} exceeded ${budget} ms`),
   );
   const hops: Hop[] = [];
   try {
-    const final = await sendRequest(request, { ...settings, signal: AbortSignal.any([signal, deadline.signal]), destinations }, hops);
+    const final = await sendRequest(request, { ...settings, signal: deadline.signal, destinations }, hops);
     const timings = sumTimings(hops, performance.now() - startedAt);
     return {
       response: {
@@ -78,13 +78,13 @@ export async function exchangeApiRequest(
     };
   } catch (error) {
     const where = `${hops.at(-1)?.method ?? request.method} ${hops.at(-1)?.url.href ?? request.url}`;
-    const described = describeRunFailure(error, { deadline: deadline.signal, cancel: signal }, (cause) =>
+    const described = describeRunFailure(error, deadline.signals, (cause) =>
       describeExchangeFailure(where, cause),
     );
     const elapsed = performance.now() - startedAt;
     return { error: described, responseTime: roundMs(elapsed), timings: hops.length > 0 ? sumTimings(hops, elapsed) : null, hops };
   } finally {
-    clearTimeout(timer);
+    deadline.end();
   }
 }
 

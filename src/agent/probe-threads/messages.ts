@@ -8,11 +8,17 @@ export interface ProbeThreadData {
   probes: ProbeOptions;
 }
 
-/** Main thread → probe thread. */
+/**
+ * Main thread → probe thread. Jobs and results cross in batches, one message
+ * per event-loop turn: a claim starts dozens of jobs in one turn, and each
+ * message is a structured clone and a wake-up of the other thread.
+ */
 export type ToProbeThread =
-  | { type: 'run'; id: number; job: Job }
+  | { type: 'run'; jobs: { id: number; job: Job }[] }
   /** The job was cancelled, its lease lost or the agent is stopping hard. */
   | { type: 'cancel'; id: number };
 
 /** Probe thread → main thread. */
-export type FromProbeThread = { type: 'ready'; checkTypes: CheckType[] } | { type: 'result'; id: number; result: Result };
+export type FromProbeThread =
+  | { type: 'ready'; checkTypes: CheckType[] }
+  | { type: 'results'; results: { id: number; result: Result }[] };

@@ -22,6 +22,8 @@ interface Pending {
 interface ProbeThread {
   worker: Worker;
   pending: Map<number, Pending>;
+  /** Jobs handed over this turn, posted together at its end. */
+  outbox: { id: number; job: Job }[];
   ready: Promise<void>;
   /** False once the thread has exited: it takes no more jobs. */
   alive: boolean;
@@ -70,7 +72,11 @@ export class ProbeThreads implements UptimeRunner {
     const thread = alive.reduce((best, candidate) => (candidate.pending.size < best.pending.size ? candidate : best));
     const id = this.#nextId++;
     return new Promise<Result>((resolve) => {
-      const onAbort = (): void => this.#post(thread, { type: 'cancel', id });
+      const onAbort = (): void => {
+        // The run goes first, so the thread knows the job it is told to cancel.
+        this.#flush(thread);
+        this.#post(thread, { type: 'cancel', id });
+      };
       thread.pending.set(id, {
         job,
         startedAt: new Date(),
@@ -79,7 +85,8 @@ export class ProbeThreads implements UptimeRunner {
           resolve(result);
         },
       });
-      this.#post(thread, { type: 'run', id, job });
+      if (thread.outbox.length === 0) setImmediate(() => this.#flush(thread));
+      thread.outbox.push({ id, job });
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
     });
@@ -92,6 +99,13 @@ export class ProbeThreads implements UptimeRunner {
 
   #post(thread: ProbeThread, message: ToProbeThread): void {
     thread.worker.postMessage(message);
+  }
+
+  #flush(thread: ProbeThread): void {
+    if (thread.outbox.length === 0 || !thread.alive) return;
+    const jobs = thread.outbox;
+    thread.outbox = [];
+    this.#post(thread, { type: 'run', jobs });
   }
 
   #spawn(index: number): ProbeThread {
@@ -107,7 +121,7 @@ export class ProbeThreads implements UptimeRunner {
     });
     // start() awaits the first threads' ready; a replacement's failure to load is reported by run().
     ready.catch(() => undefined);
-    const thread: ProbeThread = { worker, pending, ready, alive: true };
+    const thread: ProbeThread = { worker, pending, outbox: [], ready, alive: true };
     worker.on('message', (message: FromProbeThread) => {
       if (message.type === 'ready') {
         started = true;
@@ -115,9 +129,11 @@ export class ProbeThreads implements UptimeRunner {
         markReady();
         return;
       }
-      const waiting = pending.get(message.id);
-      pending.delete(message.id);
-      waiting?.settle(message.result);
+      for (const { id, result } of message.results) {
+        const waiting = pending.get(id);
+        pending.delete(id);
+        waiting?.settle(result);
+      }
     });
     worker.on('error', (error) => {
       lastError = error;
@@ -130,6 +146,7 @@ export class ProbeThreads implements UptimeRunner {
       failStart(error);
       for (const waiting of pending.values()) waiting.settle(lostResult(waiting.job, this.#data.agentId, waiting.startedAt, error));
       pending.clear();
+      thread.outbox = [];
       // A thread that never loaded would fail the same way again: start() reports it instead.
       if (this.#closing || !started) return;
       this.#threads[index] = this.#spawn(index);

@@ -5,8 +5,9 @@
  * when the queue and the service calls of the main thread let them through.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Job } from '../../protocol/agent-api.js';
+import type { Result } from '../../protocol/agent-api.js';
 import { executeJob } from '../execute.js';
+import { ProbePacer } from '../probe-pacer.js';
 import { ProbeRegistry } from '../probes/registry.js';
 import type { FromProbeThread, ProbeThreadData, ToProbeThread } from './messages.js';
 
@@ -17,42 +18,36 @@ const probes = new ProbeRegistry(options);
 const controllers = new Map<number, AbortController>();
 const send = (message: FromProbeThread): void => port.postMessage(message);
 
-/**
- * Jobs arrive in bursts (a claim hands over dozens at once). Started all in
- * one go, each probe's connect and response would wait behind the set-up of
- * all the others, and be timed that much too long; started one per turn of
- * the event loop, the I/O of those already running is seen between starts.
- */
-const waiting: { id: number; job: Job; abort: AbortController }[] = [];
-let scheduled = false;
-
-function startNext(): void {
-  scheduled = false;
-  const next = waiting.shift();
-  if (next === undefined) return;
-  if (waiting.length > 0) schedule();
-  // executeJob never rejects: whatever went wrong is in the result. A job
-  // cancelled while it waited runs with its signal already aborted.
-  void executeJob(probes, next.job, agentId, next.abort.signal).then((result) => {
-    controllers.delete(next.id);
-    send({ type: 'result', id: next.id, result });
-  });
+/** Results finished in one turn go back in one message; a result's timings were taken already. */
+let finished: { id: number; result: Result }[] = [];
+function sendFinished(): void {
+  const results = finished;
+  finished = [];
+  send({ type: 'results', results });
+}
+function returnResult(id: number, result: Result): void {
+  if (finished.length === 0) setImmediate(sendFinished);
+  finished.push({ id, result });
 }
 
-function schedule(): void {
-  if (scheduled) return;
-  scheduled = true;
-  setImmediate(startNext);
-}
+const pacer = new ProbePacer();
 
 port.on('message', (message: ToProbeThread) => {
   if (message.type === 'cancel') {
     controllers.get(message.id)?.abort();
     return;
   }
-  const abort = new AbortController();
-  controllers.set(message.id, abort);
-  waiting.push({ id: message.id, job: message.job, abort });
-  schedule();
+  for (const { id, job } of message.jobs) {
+    const abort = new AbortController();
+    controllers.set(id, abort);
+    // executeJob never rejects: whatever went wrong is in the result. A job
+    // cancelled while it waited runs with its signal already aborted.
+    pacer.later(() => {
+      void executeJob(probes, job, agentId, abort.signal).then((result) => {
+        controllers.delete(id);
+        returnResult(id, result);
+      });
+    });
+  }
 });
 send({ type: 'ready', checkTypes: probes.checkTypes() });

@@ -35,7 +35,7 @@ import type { HostResolverOptions } from './host-resolver.js';
 import { endpoint } from './http-connector.js';
 import { queryJsonPath } from './json-path.js';
 import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
-import { budgetMs, describeRunFailure, roundMs } from './probe-failure.js';
+import { budgetMs, describeRunFailure, roundMs, startRunDeadline } from './probe-failure.js';
 import { settingsParser } from './settings-parser.js';
 
 export type DnsRecordType = (typeof DNS_RECORD_TYPES)[number];
@@ -286,12 +286,12 @@ async function runDnsProbe(
     tcpConnect: null,
     ignored: [],
   };
-  const deadline = new AbortController();
-  const timer = setTimeout(
-    () => deadline.abort(new ProbeTimeoutError(timeoutMessage(exchange, timeoutMs))),
+  const deadline = startRunDeadline(
+    context.signal,
     timeoutMs,
+    () => new ProbeTimeoutError(timeoutMessage(exchange, timeoutMs)),
   );
-  const signal = AbortSignal.any([context.signal, deadline.signal]);
+  const signal = deadline.signal;
   try {
     // The agent's own resolver is its operator's choice; a name server the check names is the check's.
     const named = exchange.nameServer !== null;
@@ -304,13 +304,13 @@ async function runDnsProbe(
         : await queryOverTcp(exchange, query, signal);
     return judge(settings, exchange, received);
   } catch (error) {
-    const failure = describeRunFailure(error, { deadline: deadline.signal, cancel: context.signal }, (cause) => {
+    const failure = describeRunFailure(error, deadline.signals, (cause) => {
       const reason = cause instanceof Error ? cause.message : String(cause);
       return new DnsResponseError(`Querying ${serverLabel(exchange)} over ${exchange.protocol} failed: ${reason}`).toJSON();
     });
     return failed(failure, exchange, performance.now() - (exchange.sentAt ?? startedAt));
   } finally {
-    clearTimeout(timer);
+    deadline.end();
   }
 }
 

@@ -162,7 +162,10 @@ export async function sendHop<Method extends string>(
         response.on('end', () => settle());
         // The connection ended before the body did ('close' comes after 'end' otherwise).
         response.on('error', (error) => settle(error));
-        response.on('close', () => settle(serverClosed()));
+        // Only when it is news: an error with its stack is built per check otherwise.
+        response.on('close', () => {
+          if (!done) settle(serverClosed());
+        });
       });
       if (request.body !== null) outgoing.end(request.body);
       else outgoing.end();

@@ -26,7 +26,7 @@ import type { PingReport } from './ping-output.js';
 import { NET_RAW_ADVICE, runPing } from './ping-process.js';
 import type { PingRun } from './ping-process.js';
 import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
-import { budgetMs, describeRunFailure, roundMs } from './probe-failure.js';
+import { budgetMs, describeRunFailure, roundMs, startRunDeadline } from './probe-failure.js';
 import { settingsParser } from './settings-parser.js';
 
 /** Seconds between echo requests; iputils lets unprivileged users go down to 0.2 s, so it works everywhere. */
@@ -124,12 +124,12 @@ async function runIcmpProbe(settings: IcmpSettingsParsed, context: ProbeContext,
   const { request } = settings;
   const attempt: Attempt = { dns: null, target: null };
   const timeoutMs = budgetMs(context.timeoutMs, defaultBudgetMs(request.pingCount));
-  const deadline = new AbortController();
-  const timer = setTimeout(
-    () => deadline.abort(new ProbeTimeoutError(`ICMP check of ${request.hostname} exceeded ${timeoutMs} ms`)),
+  const deadline = startRunDeadline(
+    context.signal,
     timeoutMs,
+    () => new ProbeTimeoutError(`ICMP check of ${request.hostname} exceeded ${timeoutMs} ms`),
   );
-  const signal = AbortSignal.any([context.signal, deadline.signal]);
+  const signal = deadline.signal;
   try {
     const started = performance.now();
     // getaddrinfo, as ping itself would; resolving here keeps DNS failures apart from ICMP ones.
@@ -144,12 +144,12 @@ async function runIcmpProbe(settings: IcmpSettingsParsed, context: ProbeContext,
     const report = statistics(run, target);
     return judge(settings, attempt, report, performance.now() - startedAt);
   } catch (error) {
-    const failure = describeRunFailure(error, { deadline: deadline.signal, cancel: context.signal }, (cause) =>
+    const failure = describeRunFailure(error, deadline.signals, (cause) =>
       new PingError(`ICMP check of ${request.hostname} failed: ${cause instanceof Error ? cause.message : String(cause)}`).toJSON(),
     );
     return failed(failure, request.hostname, attempt, performance.now() - startedAt);
   } finally {
-    clearTimeout(timer);
+    deadline.end();
   }
 }
 

@@ -26,7 +26,7 @@ import type { HostResolverOptions } from './host-resolver.js';
 import { createTimedConnector, endpoint } from './http-connector.js';
 import type { IpFamily } from './http-connector.js';
 import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
-import { budgetMs, describeRunFailure, roundMs } from './probe-failure.js';
+import { budgetMs, describeRunFailure, roundMs, startRunDeadline } from './probe-failure.js';
 import { exchange, newExchangeRecord, responseText } from './tcp-exchange.js';
 import type { ExchangeRecord } from './tcp-exchange.js';
 import { settingsParser } from './settings-parser.js';
@@ -105,12 +105,12 @@ async function runTcpProbe(
     record: newExchangeRecord(),
   };
   const timeoutMs = budgetMs(context.timeoutMs, DEFAULT_TIMEOUT_MS);
-  const deadline = new AbortController();
-  const timer = setTimeout(
-    () => deadline.abort(new ProbeTimeoutError(`TCP check of ${target} exceeded ${timeoutMs} ms while ${attempt.stage}`)),
+  const deadline = startRunDeadline(
+    context.signal,
     timeoutMs,
+    () => new ProbeTimeoutError(`TCP check of ${target} exceeded ${timeoutMs} ms while ${attempt.stage}`),
   );
-  const signal = AbortSignal.any([context.signal, deadline.signal]);
+  const signal = deadline.signal;
   let socket: net.Socket | undefined;
   try {
     let started = performance.now();
@@ -143,12 +143,12 @@ async function runTcpProbe(
     );
     return judge(settings, target, attempt, startedAt, performance.now());
   } catch (error) {
-    const failure = describeRunFailure(error, { deadline: deadline.signal, cancel: context.signal }, (cause) =>
+    const failure = describeRunFailure(error, deadline.signals, (cause) =>
       new ConnectError(`TCP check of ${target} failed: ${cause instanceof Error ? cause.message : String(cause)}`).toJSON(),
     );
     return failed(failure, hostname, attempt, performance.now() - startedAt);
   } finally {
-    clearTimeout(timer);
+    deadline.end();
     socket?.destroy();
   }
 }

@@ -14,7 +14,7 @@ import type { DestinationPolicy } from '../../net-policy/index.js';
 import type { IpFamily } from './http-connector.js';
 import { describeExchangeFailure, redirectTarget, sendHop, sumTimings, USER_AGENT, type HttpHop } from './http-hop.js';
 import { erroredOutcome, type Probe, type ProbeContext, type ProbeOutcome } from './probe.js';
-import { budgetMs, describeRunFailure, roundMs } from './probe-failure.js';
+import { budgetMs, describeRunFailure, roundMs, startRunDeadline } from './probe-failure.js';
 import { settingsParser } from './settings-parser.js';
 
 /** Redirects followed before giving up; the request after the 10th redirect is never sent. */
@@ -59,24 +59,24 @@ type Hop = HttpHop<UrlSettingsParsed['request']['method']>;
 async function runUrlProbe(settings: UrlSettingsParsed, context: ProbeContext): Promise<ProbeOutcome> {
   const startedAt = performance.now();
   const timeoutMs = budgetMs(context.timeoutMs, URL_MAX_RESPONSE_TIME_CAP_MS);
-  const deadline = new AbortController();
-  const timer = setTimeout(
-    () => deadline.abort(new ProbeTimeoutError(`${settings.request.method} ${settings.request.url} exceeded ${timeoutMs} ms`)),
+  const deadline = startRunDeadline(
+    context.signal,
     timeoutMs,
+    () => new ProbeTimeoutError(`${settings.request.method} ${settings.request.url} exceeded ${timeoutMs} ms`),
   );
-  const signal = AbortSignal.any([context.signal, deadline.signal]);
+  const signal = deadline.signal;
   const hops: Hop[] = [];
   try {
     const final = await followRedirects(settings.request, { signal, destinations: context.destinations }, hops);
     return judge(settings, final, hops, performance.now() - startedAt);
   } catch (error) {
     const request = `${settings.request.method} ${hops.at(-1)?.url.href ?? settings.request.url}`;
-    const failure = describeRunFailure(error, { deadline: deadline.signal, cancel: context.signal }, (cause) =>
+    const failure = describeRunFailure(error, deadline.signals, (cause) =>
       describeExchangeFailure(request, cause),
     );
     return failed(failure, hops, performance.now() - startedAt);
   } finally {
-    clearTimeout(timer);
+    deadline.end();
   }
 }
 

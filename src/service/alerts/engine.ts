@@ -18,7 +18,7 @@ import {
 } from '../store/check-alert-states.js';
 import { groupOfCheck } from '../store/check-groups.js';
 import { finalResultsOfSession, type FinalResultSummaryRow } from '../store/check-results.js';
-import { getCheck, getChecks, type CheckRow } from '../store/checks.js';
+import { checksThatMayAlert, getCheck, type CheckRow } from '../store/checks.js';
 import { addIncidentUpdate, createIncident } from '../store/incidents.js';
 import { allWindows } from '../store/maintenance-windows.js';
 import type { SessionRow } from '../store/sessions.js';
@@ -175,15 +175,16 @@ export async function judgeRun(ctx: ServiceContext, session: SessionRow): Promis
 
 /**
  * Judges runs that finished together, their checks read in one query: most
- * checks alert nowhere, and then that query is all a run costs here. Every
- * run is judged even when another fails; the first failure is then thrown.
+ * checks alert nowhere, and then that query is all a run costs here (none
+ * when the completion already said so: SessionRow.may_alert). Every run is
+ * judged even when another fails; the first failure is then thrown.
  */
 export async function judgeRuns(ctx: ServiceContext, sessions: readonly SessionRow[]): Promise<void> {
   // A session without a check (a test session's) finds none below, and is not judged.
-  const judged = sessions.filter((session) => !QUIET_SOURCES.has(session.run_source));
+  const judged = sessions.filter((session) => !QUIET_SOURCES.has(session.run_source) && session.may_alert !== false);
   if (judged.length === 0) return;
   const checks = new Map(
-    (await getChecks(ctx.db, judged.map((session) => session.check_id))).map((check) => [check.id, check]),
+    (await checksThatMayAlert(ctx.db, judged.map((session) => session.check_id))).map((check) => [check.id, check]),
   );
   const outcomes = await Promise.allSettled(
     judged.map((session) => {

@@ -31,7 +31,7 @@ import { waitForJobs } from '../long-poll.js';
 import { ErrorA, ErrorB } from '../schemas/common.js';
 import { upsertArtifact } from '../store/artifacts.js';
 import { artifactWriteAccess, claimJobs, extendLease, recordResults, releaseJobs, renewLeases, sayGoodbye } from '../store/jobs.js';
-import { destinationPolicyOf, recordAgent, touchAgent, type DestinationPolicyLists } from '../store/private-locations.js';
+import { recordAgent, touchAgent, type DestinationPolicyLists } from '../store/private-locations.js';
 import { acceptRawBodies } from '../raw-bodies.js';
 
 const tags = ['Agent protocol'];
@@ -111,7 +111,7 @@ export const agentRoutes =
         const deadline = Date.now() + Math.min(request.body.waitSeconds, ctx.maxWaitSeconds) * 1000;
         for (;;) {
           if (gone.signal.aborted) return reply.send({ jobs: [] });
-          const jobs = await claimJobs(ctx.db, {
+          const claimed = await claimJobs(ctx.db, {
             privateLocationId: location.id,
             agentId,
             checkTypes: agent.check_types,
@@ -120,7 +120,8 @@ export const agentRoutes =
             lanes: request.body.lanes,
             leaseSeconds: ctx.leaseSeconds,
           });
-          if (!jobs) return sendErrorA(reply, 409, 'This agent said goodbye: say hello first');
+          if (!claimed) return sendErrorA(reply, 409, 'This agent said goodbye: say hello first');
+          const { jobs } = claimed;
           if (jobs.length > 0 && gone.signal.aborted) {
             // The agent stopped waiting while these were leased: nobody will run them.
             await releaseJobs(ctx.db, location.id, agentId, jobs.map((job) => job.jobId));
@@ -128,7 +129,7 @@ export const agentRoutes =
             return reply.send({ jobs: [] });
           }
           const remaining = deadline - Date.now();
-          if (jobs.length > 0) return { jobs: withDestinationPolicy(jobs, await destinationPolicyOf(ctx.db, location.id)) };
+          if (jobs.length > 0) return { jobs: withDestinationPolicy(jobs, claimed.destinationPolicy) };
           if (remaining <= 0) return { jobs };
           await waitForJobs(ctx.events, location.id, remaining, gone.signal);
         }

@@ -47,10 +47,18 @@ export async function getCheck(db: Queryable, accountId: string, id: string): Pr
   return rows[0];
 }
 
-/** The checks of these ids that exist, of whichever account. */
-export async function getChecks(db: Queryable, ids: readonly string[]): Promise<CheckRow[]> {
-  return db.query<CheckRow>('SELECT * FROM checks WHERE id = ANY($1::uuid[])', [ids]);
+/**
+ * The checks of these ids, of whichever account, that may alert: an activated
+ * alert channel subscription, or an incident to trigger. Most checks alert
+ * nowhere, and every finished run asks: those cost no row here.
+ */
+export async function checksThatMayAlert(db: Queryable, ids: readonly string[]): Promise<CheckRow[]> {
+  return db.query<CheckRow>(`SELECT * FROM checks c WHERE c.id = ANY($1::uuid[]) AND ${CHECK_MAY_ALERT}`, [ids]);
 }
+
+/** SQL: the check `c` has an activated alert channel subscription or an incident to trigger. */
+export const CHECK_MAY_ALERT = `(c.definition->'alertChannelSubscriptions' @> '[{"activated": true}]'
+  OR COALESCE(c.definition->'triggerIncident'->>'serviceId', '') <> '')`;
 
 /** What a check list may be narrowed by; every filter given must hold. */
 export interface CheckListFilter {

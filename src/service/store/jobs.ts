@@ -3,6 +3,7 @@ import type { Database, Queryable } from '../db/database.js';
 import type { Job, Result } from '../../protocol/agent-api.js';
 import type { CheckType, RunSource } from '../../protocol/enums.js';
 import { retryDelay, type RetryStrategy } from '../retry-strategy.js';
+import type { DestinationPolicyLists } from './private-locations.js';
 import { refreshSessionStatuses, type SessionRow } from './sessions.js';
 
 /** A job is tried at most this many times when its agent vanishes mid-run. */
@@ -60,15 +61,26 @@ export interface ClaimQuery {
  * sandbox is not handed ten script jobs to sit on. One statement either way:
  * every claim of a busy agent pays for it.
  */
-export async function claimJobs(db: Database, query: ClaimQuery): Promise<Job[] | undefined> {
+export async function claimJobs(
+  db: Database,
+  query: ClaimQuery,
+): Promise<{ jobs: Job[]; destinationPolicy: DestinationPolicyLists } | undefined> {
   return db.transaction(async (tx) => {
     // Shared with other claims, exclusive with a goodbye: a goodbye waits for a
-    // claim in flight to commit, then releases what it leased too.
-    const [agent] = await tx.query(
-      'SELECT id FROM agents WHERE id = $1 AND private_location_id = $2 AND stopped_at IS NULL FOR SHARE',
+    // claim in flight to commit, then releases what it leased too. The
+    // location's destination policy comes along, as stored now (a long poll
+    // that started before a change must not hand out the old one).
+    const [agent] = await tx.query<{ allowed_destinations: string[] | null; denied_destinations: string[] | null }>(
+      `SELECT pl.allowed_destinations, pl.denied_destinations
+       FROM agents a JOIN private_locations pl ON pl.id = a.private_location_id
+       WHERE a.id = $1 AND a.private_location_id = $2 AND a.stopped_at IS NULL FOR SHARE OF a`,
       [query.agentId, query.privateLocationId],
     );
-    return agent ? claim(tx, query) : undefined;
+    if (!agent) return undefined;
+    return {
+      jobs: await claim(tx, query),
+      destinationPolicy: { allowed: agent.allowed_destinations ?? [], denied: agent.denied_destinations ?? [] },
+    };
   });
 }
 
@@ -316,13 +328,7 @@ export async function recordResults(
     }
     outcomes.push(outcome);
   }
-  await insertResults(tx, accepted);
-  if (accepted.length > 0) {
-    await tx.query(
-      `UPDATE jobs SET state = 'done', completed_at = now(), lease_expires_at = NULL WHERE id = ANY($1::uuid[])`,
-      [accepted.map(({ job }) => job.id)],
-    );
-  }
+  await insertResults(tx, accepted, { finishJobs: true });
   const retriesQueued = await queueRetries(tx, retries);
   const completedSessions = await refreshSessionStatuses(tx, [...new Set(accepted.map(({ job }) => job.session_id))]);
   return {
@@ -603,8 +609,12 @@ interface ResultFields {
   stoppedAt: string | null;
 }
 
-/** The one place location results are written, whether an agent sent them or the service gave up. */
-async function insertResults(tx: Queryable, rows: readonly ResultInsert[]): Promise<void> {
+/**
+ * The one place location results are written, whether an agent sent them or
+ * the service gave up. `finishJobs`: the same statement marks their jobs done
+ * (each statement is a round trip, and every result batch pays for them).
+ */
+async function insertResults(tx: Queryable, rows: readonly ResultInsert[], options: { finishJobs?: boolean } = {}): Promise<void> {
   if (rows.length === 0) return;
   const records = rows.map(({ job, fields, resultType }) => ({
     id: randomUUID(),
@@ -637,8 +647,7 @@ async function insertResults(tx: Queryable, rows: readonly ResultInsert[]): Prom
     stopped_at: fields.stoppedAt,
   }));
   // One statement for the whole batch: the rows travel as one JSON document.
-  await tx.query(
-    `INSERT INTO check_results (id, session_id, job_id, account_id, check_id, check_type, name, run_location,
+  const insert = `INSERT INTO check_results (id, session_id, job_id, account_id, check_id, check_type, name, run_location,
         has_errors, has_failures, is_degraded, aborted, is_cancelled, timed_out, response_time, status_code, timings,
         error, assertions, details, logs, artifacts, agent_id, attempt, result_type, retries, started_at, stopped_at)
      SELECT id, session_id, job_id, account_id, check_id, check_type, name, run_location,
@@ -649,7 +658,13 @@ async function insertResults(tx: Queryable, rows: readonly ResultInsert[]): Prom
         check_type text, name text, run_location text, has_errors boolean, has_failures boolean, is_degraded boolean,
         aborted boolean, is_cancelled boolean, timed_out boolean, response_time double precision, status_code integer,
         timings jsonb, error jsonb, assertions jsonb, details jsonb, logs jsonb, artifacts jsonb, agent_id uuid,
-        attempt integer, result_type text, retries integer, started_at timestamptz, stopped_at timestamptz)`,
+        attempt integer, result_type text, retries integer, started_at timestamptz, stopped_at timestamptz)`;
+  await tx.query(
+    options.finishJobs
+      ? `WITH inserted AS (${insert} RETURNING job_id)
+         UPDATE jobs SET state = 'done', completed_at = now(), lease_expires_at = NULL
+         WHERE id IN (SELECT job_id FROM inserted)`
+      : insert,
     [JSON.stringify(records)],
   );
 }

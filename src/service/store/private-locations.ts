@@ -101,15 +101,6 @@ export async function setDestinationPolicy(
   return rows.length > 0;
 }
 
-/** The policy as stored now: a long poll that started before a change must not hand out the old one. */
-export async function destinationPolicyOf(db: Queryable, privateLocationId: string): Promise<DestinationPolicyLists> {
-  const [row] = await db.query<Pick<PrivateLocationRow, 'allowed_destinations' | 'denied_destinations'>>(
-    'SELECT allowed_destinations, denied_destinations FROM private_locations WHERE id = $1',
-    [privateLocationId],
-  );
-  return { allowed: row?.allowed_destinations ?? [], denied: row?.denied_destinations ?? [] };
-}
-
 /** Slug → id for the account's private locations among `slugs`. */
 export async function privateLocationIdsBySlug(
   db: Queryable,

@@ -5,7 +5,7 @@ import { FINAL_STATUSES, sessionStatus, type ResultFlags } from '../session-stat
 import type { JobSpec } from '../check-types/index.js';
 import { laneOfJob } from '../../protocol/api-settings.js';
 import type { RetryStrategy } from '../retry-strategy.js';
-import type { CheckRow } from './checks.js';
+import { CHECK_MAY_ALERT, type CheckRow } from './checks.js';
 
 export interface SessionRow {
   id: string;
@@ -21,6 +21,12 @@ export interface SessionRow {
   /** Set for the sessions of a group run, with their place in its order. */
   group_run_id: string | null;
   group_position: number | null;
+  /**
+   * Set on the sessions refreshSessionStatuses completes: whether the check
+   * may alert (checksThatMayAlert), read in the same statement, so that the
+   * many runs of checks that alert nowhere cost the alert judgement no query.
+   */
+  may_alert?: boolean;
 }
 
 export interface ResultRow extends ResultFlags {
@@ -168,7 +174,7 @@ export async function refreshSessionStatuses(tx: Queryable, sessionIds: readonly
        stopped_at = CASE WHEN v.final THEN GREATEST(s.started_at, COALESCE(v.last_stop, now())) END
      FROM unnest($1::uuid[], $2::text[], $3::boolean[], $4::timestamptz[]) AS v(id, status, final, last_stop)
      WHERE s.id = v.id
-     RETURNING s.*`,
+     RETURNING s.*, EXISTS (SELECT 1 FROM checks c WHERE c.id = s.check_id AND ${CHECK_MAY_ALERT}) AS may_alert`,
     [
       changes.map(({ row }) => row.id),
       changes.map(({ status }) => status),

@@ -47,7 +47,10 @@ export interface Check {
 
 export interface AgentOptions {
   name: string;
+  /** REDIS_URL; an uptime agent uses it only with queue 'redis'. */
   redis: RestartableRedis;
+  /** UPTIME_QUEUE; the agent's default (memory) when left out. */
+  queue?: 'memory' | 'redis';
   concurrency: number;
   /** UPTIME_PREFETCH; the agent's default (= concurrency) when left out. */
   prefetch?: number;
@@ -286,6 +289,7 @@ export class World {
       EXTERNAL_OBSERVABILITY: 'off',
     };
     if (options.prefetch !== undefined) env.UPTIME_PREFETCH = String(options.prefetch);
+    if (options.queue !== undefined) env.UPTIME_QUEUE = options.queue;
     const child = spawnManaged(`agent ${options.name}`, process.execPath, [CLI, 'agent'], env, TREE);
     let port: number | undefined;
     const healthPort = () => {
