@@ -199,7 +199,9 @@ describe.each([
         API_KEY: location.rawKey,
         AGENT_HEALTH_PORT: String(await freePort()),
         // Nothing listens there: the agent logs an error at once and keeps trying.
+        // The uptime image's agent queues in Redis only when told to.
         REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+        UPTIME_QUEUE: 'redis',
         LOG_LEVEL: 'WARN',
       },
       stdio: 'ignore',

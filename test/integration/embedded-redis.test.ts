@@ -132,6 +132,8 @@ describe('embedded redis-server and the agent process', () => {
         API_URL: `http://127.0.0.1:${await closedPort()}`,
         AGENT_HEALTH_PORT: '0',
         AGENT_MODE: 'uptime',
+        // An uptime agent starts its redis-server only to queue its jobs there.
+        UPTIME_QUEUE: 'redis',
       },
     });
     cleanup.push(() => agent.stop(2000));
