@@ -9,6 +9,7 @@ import type { Queryable } from '../../src/service/db/database.js';
 import { createServiceMetrics } from '../../src/service/service-metrics.js';
 import { finalStage, parseDockerfile } from '../support/dockerfile.js';
 import { loadChart, mergeValues, renderChart, TemplateFailure, valuesReferences, type Chart, type Rendered } from '../support/helm-template.js';
+import { containerOf, envOf, objectsOf, podOf, single } from '../support/rendered-objects.js';
 import { kubernetesSchemaErrors } from '../support/kubernetes-schemas.js';
 
 // Helm cannot run here, so the chart is rendered by a small Go-template renderer
@@ -118,29 +119,7 @@ function failure(overrides: Record<string, unknown>, options: { schema?: boolean
   throw new Error('rendered without failing');
 }
 
-const objectsOf = (rendered: Rendered, kind: string) => rendered.manifests.map((manifest) => manifest.object).filter((object) => object.kind === kind);
-
-function single(rendered: Rendered, kind: string): Record<string, any> {
-  const objects = objectsOf(rendered, kind);
-  expect(objects, kind).toHaveLength(1);
-  return objects[0]!;
-}
-
 const deploymentOf = (rendered: Rendered) => single(rendered, 'Deployment');
-const podOf = (rendered: Rendered) => deploymentOf(rendered).spec.template.spec;
-
-function agentOf(rendered: Rendered): Record<string, any> {
-  const containers = podOf(rendered).containers as Record<string, any>[];
-  expect(containers).toHaveLength(1);
-  return containers[0]!;
-}
-
-function envOf(rendered: Rendered): Map<string, Record<string, any>> {
-  const entries = (agentOf(rendered).env ?? []) as Record<string, any>[];
-  const names = entries.map((entry) => entry.name as string);
-  expect(new Set(names).size, `duplicate env names: ${names.join(', ')}`).toBe(names.length);
-  return new Map(entries.map((entry) => [entry.name as string, entry]));
-}
 
 const envValue = (rendered: Rendered, name: string) => envOf(rendered).get(name)?.value as string | undefined;
 
@@ -189,7 +168,7 @@ function writablePaths(rendered: Rendered): string[] {
 function unmountedWritablePaths(rendered: Rendered): string[] {
   const pod = podOf(rendered);
   const volumes = new Map((pod.volumes as Record<string, any>[]).map((volume) => [volume.name as string, volume]));
-  const mounts = (agentOf(rendered).volumeMounts as Record<string, any>[]).filter((mount) => volumes.has(mount.name) && !mount.readOnly);
+  const mounts = (containerOf(rendered).volumeMounts as Record<string, any>[]).filter((mount) => volumes.has(mount.name) && !mount.readOnly);
   return writablePaths(rendered).filter((path) => !mounts.some((mount) => path === mount.mountPath || path.startsWith(`${mount.mountPath}/`)));
 }
 
@@ -301,7 +280,7 @@ describe('with the default values', () => {
   const rendered = render();
   const deployment = deploymentOf(rendered);
   const pod = podOf(rendered);
-  const agent = agentOf(rendered);
+  const agent = containerOf(rendered);
 
   it('makes a Deployment, the key\'s Secret and a ServiceAccount, nothing else', () => {
     const kinds = rendered.manifests.map(({ object }) => `${object.apiVersion as string} ${object.kind as string}`).sort();
@@ -439,7 +418,7 @@ describe('the uptime variant', () => {
   const rendered = render(SCENARIOS.uptime);
 
   it('runs the uptime image in uptime mode', () => {
-    expect(agentOf(rendered).image).toBe('outpost-agent:0.1.0-uptime');
+    expect(containerOf(rendered).image).toBe('outpost-agent:0.1.0-uptime');
     expect(envValue(rendered, 'AGENT_MODE')).toBe('uptime');
     expect(agentConfigOf(rendered).mode).toBe('uptime');
     expect(unknownEnvNames(rendered)).toEqual([]);
@@ -448,20 +427,20 @@ describe('the uptime variant', () => {
   it('has no sandbox directories, only the temp dir, on its read-only root', () => {
     const env = envOf(rendered);
     for (const name of ['SANDBOX_DIR', 'ENGINES_DIR', 'DEPENDENCY_CACHE']) expect(env.has(name), name).toBe(false);
-    expect(agentOf(rendered).volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+    expect(containerOf(rendered).volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
     expect(unmountedWritablePaths(rendered)).toEqual([]);
-    expect(agentOf(rendered).securityContext.readOnlyRootFilesystem).toBe(true);
+    expect(containerOf(rendered).securityContext.readOnlyRootFilesystem).toBe(true);
     // The uptime image has the same user and home as the full one.
     expect(imageUser('Dockerfile.uptime')).toEqual(imageUser('Dockerfile'));
   });
 
   it('asks for the uptime variant\'s smaller resources', () => {
-    expect(agentOf(rendered).resources).toEqual({ requests: { cpu: '250m', memory: '256Mi' }, limits: { memory: '512Mi' } });
+    expect(containerOf(rendered).resources).toEqual({ requests: { cpu: '250m', memory: '256Mi' }, limits: { memory: '512Mi' } });
   });
 
   it('takes its own repository and tag when given', () => {
     const tagged = render({ image: { variant: 'uptime', uptime: { repository: 'registry.example/outpost-uptime', tag: 'edge' } } });
-    expect(agentOf(tagged).image).toBe('registry.example/outpost-uptime:edge');
+    expect(containerOf(tagged).image).toBe('registry.example/outpost-uptime:edge');
   });
 
   it('runs no scripts, so isolates nothing, whatever sandbox.isolation says', () => {
@@ -471,7 +450,7 @@ describe('the uptime variant', () => {
       expect(envOf(plain).has('SANDBOX_ALLOW_UNSAFE_NO_ISOLATION')).toBe(false);
       expect(agentConfigOf(plain).sandbox.isolation).toBe('none');
       expect(podOf(plain)).not.toHaveProperty('hostUsers');
-      expect(agentOf(plain).securityContext).toEqual(PLAIN_SECURITY_CONTEXT);
+      expect(containerOf(plain).securityContext).toEqual(PLAIN_SECURITY_CONTEXT);
       expect(unknownEnvNames(plain)).toEqual([]);
       expect(plain.notes).not.toContain('Script checks');
     }
@@ -506,15 +485,15 @@ describe('script isolation (sandbox.isolation)', () => {
       expect(unknownEnvNames(rendered), name).toEqual([]);
       expect(unmountedWritablePaths(rendered), name).toEqual([]);
       // Whatever the mode: no privilege escalation, never privileged, a read-only root, every capability dropped first.
-      expect(agentOf(rendered).securityContext, name).toMatchObject({ allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true });
-      expect(agentOf(rendered).securityContext.capabilities.drop, name).toEqual(['ALL']);
+      expect(containerOf(rendered).securityContext, name).toMatchObject({ allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true });
+      expect(containerOf(rendered).securityContext.capabilities.drop, name).toEqual(['ALL']);
     }
   });
 
   it('namespaces: non-root, with a user namespace, an unmasked /proc and the seccomp and AppArmor profiles of the values', () => {
     const pod = podOf(modes.namespaces);
     expect(pod.hostUsers).toBe(false);
-    expect(agentOf(modes.namespaces).securityContext).toEqual({
+    expect(containerOf(modes.namespaces).securityContext).toEqual({
       ...PLAIN_SECURITY_CONTEXT,
       procMount: 'Unmasked',
       seccompProfile: { type: 'Unconfined' },
@@ -524,7 +503,7 @@ describe('script isolation (sandbox.isolation)', () => {
 
   it('namespaces with the shipped seccomp profile installed on the nodes, and a Localhost AppArmor profile', () => {
     const rendered = render(SCENARIOS.seccompLocalhost);
-    expect(agentOf(rendered).securityContext).toMatchObject({
+    expect(containerOf(rendered).securityContext).toMatchObject({
       procMount: 'Unmasked',
       seccompProfile: { type: 'Localhost', localhostProfile: 'outpost-agent.json' },
       appArmorProfile: { type: 'Localhost', localhostProfile: 'outpost-agent' },
@@ -536,14 +515,14 @@ describe('script isolation (sandbox.isolation)', () => {
 
   it('namespaces on nodes without AppArmor: no AppArmor field at all', () => {
     const rendered = render(SCENARIOS.noAppArmor);
-    expect(agentOf(rendered).securityContext).not.toHaveProperty('appArmorProfile');
-    expect(agentOf(rendered).securityContext).toMatchObject({ procMount: 'Unmasked', seccompProfile: { type: 'Unconfined' } });
+    expect(containerOf(rendered).securityContext).not.toHaveProperty('appArmorProfile');
+    expect(containerOf(rendered).securityContext).toMatchObject({ procMount: 'Unmasked', seccompProfile: { type: 'Unconfined' } });
   });
 
   it('users: root with exactly the capabilities a fresh user per job needs, and the runtime\'s default profiles', () => {
     const rendered = modes.users;
     expect(podOf(rendered)).not.toHaveProperty('hostUsers');
-    expect(agentOf(rendered).securityContext).toEqual({
+    expect(containerOf(rendered).securityContext).toEqual({
       allowPrivilegeEscalation: false,
       privileged: false,
       readOnlyRootFilesystem: true,
@@ -557,7 +536,7 @@ describe('script isolation (sandbox.isolation)', () => {
     });
     // Root's own home is on the read-only root: npm's cache goes to the home volume instead.
     expect(envValue(rendered, 'HOME')).toBe('/home/outpost');
-    expect(agentOf(rendered).volumeMounts).toContainEqual({ name: 'home', mountPath: '/home/outpost' });
+    expect(containerOf(rendered).volumeMounts).toContainEqual({ name: 'home', mountPath: '/home/outpost' });
     expect(envOf(modes.namespaces).has('HOME')).toBe(false);
   });
 
@@ -566,12 +545,12 @@ describe('script isolation (sandbox.isolation)', () => {
       const rendered = render(scenario);
       const [init, ...more] = podOf(rendered).initContainers as Record<string, any>[];
       expect(more).toEqual([]);
-      expect(init!.image).toBe(agentOf(rendered).image);
+      expect(init!.image).toBe(containerOf(rendered).image);
       // Root, as the volumes' owner, with no capability at all.
       expect(init!.securityContext).toMatchObject({ runAsUser: 0, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
       expect(init!.securityContext.capabilities).not.toHaveProperty('add');
       // Every volume the agent has, at the same place; /tmp sticky, the home the agent's alone, the rest closed to writes by others.
-      const agentMounts = agentOf(rendered).volumeMounts as Record<string, any>[];
+      const agentMounts = containerOf(rendered).volumeMounts as Record<string, any>[];
       expect(init!.volumeMounts).toEqual(agentMounts);
       const script = (init!.command as string[]).join(' ');
       expect(script).toMatch(/^\/bin\/sh -c chmod 1777 \/tmp && chmod 700 \/home\/outpost && chmod 755 /);
@@ -583,7 +562,7 @@ describe('script isolation (sandbox.isolation)', () => {
   it('none: the plain non-root pod, and script checks refused unless the unsafe variable is asked for', () => {
     for (const rendered of [modes.none, modes.unsafe]) {
       expect(podOf(rendered)).not.toHaveProperty('hostUsers');
-      expect(agentOf(rendered).securityContext).toEqual(PLAIN_SECURITY_CONTEXT);
+      expect(containerOf(rendered).securityContext).toEqual(PLAIN_SECURITY_CONTEXT);
       expect(envValue(rendered, 'SANDBOX_ISOLATION')).toBe('none');
     }
     expect(envOf(modes.none).has('SANDBOX_ALLOW_UNSAFE_NO_ISOLATION')).toBe(false);
@@ -593,8 +572,8 @@ describe('script isolation (sandbox.isolation)', () => {
   });
 
   it('netRaw false drops NET_RAW too, and leaves what users needs', () => {
-    expect(agentOf(render(SCENARIOS.noNetRaw)).securityContext.capabilities).toEqual({ drop: ['ALL'] });
-    expect(agentOf(render(SCENARIOS.usersNoNetRaw)).securityContext.capabilities).toEqual({
+    expect(containerOf(render(SCENARIOS.noNetRaw)).securityContext.capabilities).toEqual({ drop: ['ALL'] });
+    expect(containerOf(render(SCENARIOS.usersNoNetRaw)).securityContext.capabilities).toEqual({
       drop: ['ALL'],
       add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'SETGID', 'SETPCAP', 'SETUID'],
     });
@@ -745,7 +724,7 @@ describe('metrics scraping', () => {
     ]);
     const port = (service.spec.ports as Record<string, any>[]).find((candidate) => candidate.name === monitor.spec.endpoints[0].port);
     expect(port).toMatchObject({ port: 8081, targetPort: 'health' });
-    expect((agentOf(rendered).ports as Record<string, any>[]).map((candidate) => candidate.name)).toContain(port!.targetPort);
+    expect((containerOf(rendered).ports as Record<string, any>[]).map((candidate) => candidate.name)).toContain(port!.targetPort);
     expect(deploymentOf(rendered).spec.template.metadata.labels).toMatchObject(service.spec.selector);
     expect(service.spec.type).toBe('ClusterIP');
   });
@@ -755,7 +734,7 @@ describe('metrics scraping', () => {
     const service = single(rendered, 'Service');
     expect(service.spec.ports).toEqual([{ name: 'metrics', port: 9100, targetPort: 'health', protocol: 'TCP' }]);
     expect(service.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true' });
-    expect(agentOf(rendered).ports).toEqual([{ name: 'health', containerPort: 9100, protocol: 'TCP' }]);
+    expect(containerOf(rendered).ports).toEqual([{ name: 'health', containerPort: 9100, protocol: 'TCP' }]);
     expect(agentConfigOf(rendered).healthPort).toBe(9100);
     expect(objectsOf(rendered, 'ServiceMonitor')).toEqual([]);
   });
@@ -815,7 +794,7 @@ describe('the dependency cache', () => {
 describe('the other values', () => {
   const rendered = render(SCENARIOS.everythingElse);
   const pod = podOf(rendered);
-  const agent = agentOf(rendered);
+  const agent = containerOf(rendered);
 
   it('reach the pod where Kubernetes expects them', () => {
     expect(deploymentOf(rendered).metadata.name).toBe('outpost-agent');

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { loadServiceConfig, serviceEnvSpecs } from '../../src/service/config.js';
 import { finalStage, parseDockerfile } from '../support/dockerfile.js';
 import { loadChart, mergeValues, renderChart, TemplateFailure, valuesReferences, type Rendered } from '../support/helm-template.js';
+import { containerOf, envOf, objectsOf, podOf, single } from '../support/rendered-objects.js';
 import { kubernetesSchemaErrors } from '../support/kubernetes-schemas.js';
 
 // Helm cannot run here: the chart is rendered by test/support/helm-template.ts,
@@ -96,24 +97,6 @@ function failure(overrides: Record<string, unknown>): string {
   throw new Error('rendered without failing');
 }
 
-const objectsOf = (rendered: Rendered, kind: string) => rendered.manifests.map((manifest) => manifest.object).filter((object) => object.kind === kind);
-function single(rendered: Rendered, kind: string): Record<string, any> {
-  const objects = objectsOf(rendered, kind);
-  expect(objects, kind).toHaveLength(1);
-  return objects[0]!;
-}
-const podOf = (rendered: Rendered) => single(rendered, 'Deployment').spec.template.spec;
-function containerOf(rendered: Rendered): Record<string, any> {
-  const containers = podOf(rendered).containers as Record<string, any>[];
-  expect(containers).toHaveLength(1);
-  return containers[0]!;
-}
-function envOf(rendered: Rendered): Map<string, Record<string, any>> {
-  const entries = (containerOf(rendered).env ?? []) as Record<string, any>[];
-  const names = entries.map((entry) => entry.name as string);
-  expect(new Set(names).size, `duplicate env names: ${names.join(', ')}`).toBe(names.length);
-  return new Map(entries.map((entry) => [entry.name as string, entry]));
-}
 
 /** The service's environment as the pod gets it: values, and secretKeyRefs resolved from the chart's Secret. */
 function resolvedEnv(rendered: Rendered, skip: readonly string[] = []): Record<string, string> {
