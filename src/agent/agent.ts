@@ -20,7 +20,7 @@ import { Readiness } from './readiness.js';
 import { Reporter } from './reporter.js';
 import { ServiceClient } from './service-client.js';
 import { ArtifactUploader } from './artifact-uploader.js';
-import { createJobLanes } from './job-lanes.js';
+import { createJobLanes, laneInRedis } from './job-lanes.js';
 import type { QueueRedis } from './queue-redis.js';
 import type { ScriptHarness } from './script-harness/script-harness.js';
 import type { ScrubberFactory } from './script-harness/scrubbers.js';
@@ -68,8 +68,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     { agentId, probes: { useOsDnsResolver: config.useOsDnsResolver } },
     (error) => logger.error(`${error.message}; a new probe thread took its place`),
   );
-  // Redis holds the BullMQ lanes: the script lane's, and the uptime lane's when it is not in memory.
-  const needsRedis = config.mode === 'full' || config.uptimeQueue === 'redis';
+  const needsRedis = laneInRedis('uptime', config) || laneInRedis('script', config);
   let queueRedis: QueueRedis | undefined;
   try {
     await probes.start();
@@ -156,6 +155,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     agentId,
     uptimeConcurrency: config.uptimeConcurrency,
     scriptConcurrency: config.jobConcurrency,
+    mode: config.mode,
     uptimeQueue: config.uptimeQueue,
     redis: queueRedis,
     logger,

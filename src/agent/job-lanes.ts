@@ -2,19 +2,27 @@ import type { Logger } from '../logging.js';
 import type { Job } from '../protocol/agent-api.js';
 import { laneOfJob } from '../protocol/api-settings.js';
 import type { Lane } from '../protocol/lanes.js';
+import type { AgentConfig } from './config.js';
 import type { JobLaneOptions } from './job-lane.js';
 import type { JobHandler, JobQueue } from './job-queue.js';
 import { MemoryJobQueue } from './memory-job-queue.js';
 import type { AgentMetrics } from './metrics.js';
 import type { QueueRedis } from './queue-redis.js';
 
-export interface JobLanesOptions {
+/**
+ * Whether a lane's jobs wait in Redis (BullMQ) rather than in memory: script
+ * jobs in a full agent (an uptime agent claims none), uptime jobs with
+ * UPTIME_QUEUE=redis. An agent needs Redis when either lane does.
+ */
+export function laneInRedis(lane: Lane, config: Pick<AgentConfig, 'mode' | 'uptimeQueue'>): boolean {
+  return lane === 'script' ? config.mode === 'full' : config.uptimeQueue === 'redis';
+}
+
+export interface JobLanesOptions extends Pick<AgentConfig, 'mode' | 'uptimeQueue'> {
   agentId: string;
   uptimeConcurrency: number;
   scriptConcurrency: number;
-  /** Where uptime jobs wait: in memory, or in BullMQ beside the script lane. */
-  uptimeQueue: 'memory' | 'redis';
-  /** The BullMQ lanes' Redis; without it (an uptime agent) every lane is in memory and no script job is ever claimed. */
+  /** The BullMQ lanes' Redis; there when a lane is in Redis (laneInRedis). */
   redis: QueueRedis | undefined;
   logger: Logger;
   metrics: AgentMetrics;
@@ -23,17 +31,10 @@ export interface JobLanesOptions {
   onQueueError: (error: Error) => void;
 }
 
-/** The agent's two lanes, each job routed to its own by check type. */
-export interface JobLanes {
+/** The agent's two lanes as one queue, each job routed to its own by check type. */
+export interface JobLanes extends JobQueue {
   /** Whether the lane's jobs wait in Redis: while it is away they are not claimed, and those waiting are given back. */
   inRedis(lane: Lane): boolean;
-  waitUntilReady(): Promise<void>;
-  add(jobs: readonly Job[]): Promise<void>;
-  pause(): Promise<void>;
-  forget(jobs: readonly Job[]): Promise<void>;
-  /** After Redis came back: answers how many of `waiting` were queued again. */
-  reconcile(waiting: readonly Job[]): Promise<number>;
-  close(): Promise<void>;
 }
 
 export async function createJobLanes(options: JobLanesOptions): Promise<JobLanes> {
@@ -43,7 +44,7 @@ export async function createJobLanes(options: JobLanesOptions): Promise<JobLanes
   // A handler that throws is a defect of the agent's; the job's lease brings it back elsewhere.
   const onJobError = (error: Error, job: Job) =>
     logger.error({ jobId: job.jobId, err: error }, 'a job failed inside the agent; it is offered again when its lease ends');
-  const inRedis = (lane: Lane) => redis !== undefined && (lane === 'script' || options.uptimeQueue === 'redis');
+  const inRedis = (lane: Lane) => laneInRedis(lane, options);
   const queue = (lane: Lane, concurrency: number): JobQueue => {
     if (!inRedis(lane)) return new MemoryJobQueue(concurrency, run, onJobError);
     const laneOptions: JobLaneOptions = {
