@@ -11,16 +11,22 @@ afterEach(async () => {
 
 const SCRIPT = "const { test } = require('@playwright/test');\ntest('t', async () => {});\n";
 
+/** A target answering /ok, a service, its location, and an uptime agent for it that is ready. */
+async function readyUptimeAgent(redisUrl?: string) {
+  const target = await startTarget({ '/ok': (_request, response) => response.writeHead(200).end('ok') });
+  cleanup.push(() => target.close());
+  const service = await startTestService('pglite');
+  cleanup.push(() => service.close());
+  const location = await service.privateLocation();
+  const agent = await startTestAgent({ apiKey: location.rawKey, apiUrl: service.url, mode: 'uptime', redisUrl });
+  cleanup.push(() => agent.stop());
+  await eventually(async () => ((await agent.health('/-/readiness')).status === 200 ? true : undefined), 10_000, 'ready');
+  return { target, service, location, agent };
+}
+
 describe('the agent in uptime mode (the uptime image)', () => {
   it('says hello as an uptime agent with only URL, TCP, DNS, ICMP and API (without scripts), runs those, and is never handed a script check', async () => {
-    const target = await startTarget({ '/ok': (_request, response) => response.writeHead(200).end('ok') });
-    cleanup.push(() => target.close());
-    const service = await startTestService('pglite');
-    cleanup.push(() => service.close());
-    const location = await service.privateLocation();
-    const agent = await startTestAgent({ apiKey: location.rawKey, apiUrl: service.url, mode: 'uptime' });
-    cleanup.push(() => agent.stop());
-    await eventually(async () => ((await agent.health('/-/readiness')).status === 200 ? true : undefined), 10_000);
+    const { target, service, location, agent } = await readyUptimeAgent();
 
     const [running] = (await service.api('GET', `/v1/private-locations/${location.id}`)).body.runningAgents;
     expect(running).toMatchObject({ mode: 'uptime' });
@@ -65,15 +71,7 @@ describe('the agent in uptime mode (the uptime image)', () => {
   });
 
   it('needs no Redis: REDIS_URL unreachable, it is ready and runs checks, and says the URL is not used', async () => {
-    const target = await startTarget({ '/ok': (_request, response) => response.writeHead(200).end('ok') });
-    cleanup.push(() => target.close());
-    const service = await startTestService('pglite');
-    cleanup.push(() => service.close());
-    const location = await service.privateLocation();
-    const redisUrl = `redis://127.0.0.1:${await closedPort()}`;
-    const agent = await startTestAgent({ apiKey: location.rawKey, apiUrl: service.url, mode: 'uptime', redisUrl });
-    cleanup.push(() => agent.stop());
-    await eventually(async () => ((await agent.health('/-/readiness')).status === 200 ? true : undefined), 10_000, 'ready');
+    const { target, service, location, agent } = await readyUptimeAgent(`redis://127.0.0.1:${await closedPort()}`);
     expect(agent.logs.some((line) => line.includes('REDIS_URL is not used'))).toBe(true);
 
     const url = await service.api('POST', '/v1/checks/url', {

@@ -8,29 +8,11 @@ import { Readiness } from '../../src/agent/readiness.js';
 import { ServiceClient } from '../../src/agent/service-client.js';
 import { Secret } from '../../src/config/secret.js';
 import { createOutageLog } from '../../src/outage-log.js';
-import type { Job } from '../../src/protocol/agent-api.js';
+import { urlJob } from '../support/jobs.js';
 import { captureLogger } from '../support/logs.js';
 
 let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
-
-function job(): Job {
-  return {
-    jobId: randomUUID(),
-    checkSessionId: randomUUID(),
-    checkId: randomUUID(),
-    checkType: 'URL',
-    name: 'a check',
-    runLocation: 'office',
-    runSource: 'SCHEDULER',
-    attempt: 1,
-    leaseExpiresAt: new Date().toISOString(),
-    timeoutSeconds: 30,
-    runtimeId: null,
-    environmentVariables: [],
-    settings: {},
-  };
-}
 
 /** A loopback service answering heartbeats as scripted: an HTTP status, or 200 naming these jobs lost. */
 async function heartbeatService(steps: (number | string[])[]) {
@@ -55,7 +37,7 @@ async function heartbeatService(steps: (number | string[])[]) {
 
 describe('lease keeper', () => {
   it('names running and waiting jobs, drops what the service took back, and sees the service come back', async () => {
-    const [running, waiting] = [job(), job()];
+    const [running, waiting] = [urlJob(), urlJob()];
     const service = await heartbeatService([503, [waiting.jobId]]);
     const supervisor = new JobSupervisor();
     supervisor.claimed([running, waiting]);

@@ -1,25 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MemoryJobQueue } from '../../src/agent/memory-job-queue.js';
 import type { Job } from '../../src/protocol/agent-api.js';
-
-function job(attempt = 1): Job {
-  return {
-    jobId: randomUUID(),
-    checkSessionId: randomUUID(),
-    checkId: randomUUID(),
-    checkType: 'URL',
-    name: 'a check',
-    runLocation: 'private-location',
-    runSource: 'SCHEDULER',
-    attempt,
-    leaseExpiresAt: new Date(Date.now() + 300_000).toISOString(),
-    timeoutSeconds: 10,
-    runtimeId: null,
-    environmentVariables: [],
-    settings: { request: { url: 'http://127.0.0.1:1/' } },
-  };
-}
+import { urlJob } from '../support/jobs.js';
 
 /** A handler whose jobs end when the test says so. */
 function controlledHandler() {
@@ -50,7 +32,7 @@ describe('MemoryJobQueue', () => {
   it('runs jobs in the order they were added, never more at once than its concurrency', async () => {
     const control = controlledHandler();
     const queue = new MemoryJobQueue(3, control.handler, () => undefined);
-    const jobs = Array.from({ length: 10 }, () => job());
+    const jobs = Array.from({ length: 10 }, () => urlJob());
     await queue.add(jobs.slice(0, 4));
     await queue.add(jobs.slice(4));
     await turn();
@@ -67,7 +49,7 @@ describe('MemoryJobQueue', () => {
   it('starts nothing new once paused, while running jobs finish', async () => {
     const control = controlledHandler();
     const queue = new MemoryJobQueue(1, control.handler, () => undefined);
-    const [first, second] = [job(), job()];
+    const [first, second] = [urlJob(), urlJob()];
     await queue.add([first, second]);
     await turn();
     await queue.pause();
@@ -80,7 +62,7 @@ describe('MemoryJobQueue', () => {
   it('never starts a job it was told to forget, matching the attempt', async () => {
     const control = controlledHandler();
     const queue = new MemoryJobQueue(1, control.handler, () => undefined);
-    const [running, forgotten, kept] = [job(), job(), job()];
+    const [running, forgotten, kept] = [urlJob(), urlJob(), urlJob()];
     const laterAttempt = { ...kept, attempt: 2 };
     await queue.add([running, forgotten, kept]);
     await turn();
@@ -96,7 +78,7 @@ describe('MemoryJobQueue', () => {
   it('reports a handler that throws or rejects, and goes on with the next job', async () => {
     const failures: string[] = [];
     const ran: string[] = [];
-    const [throws, rejects, fine] = [job(), job(), job()];
+    const [throws, rejects, fine] = [urlJob(), urlJob(), urlJob()];
     const queue = new MemoryJobQueue(
       1,
       (each) => {
@@ -119,7 +101,7 @@ describe('MemoryJobQueue', () => {
       ran.push(each.jobId);
       await turn();
     }, () => undefined);
-    const jobs = Array.from({ length: 5000 }, () => job());
+    const jobs = Array.from({ length: 5000 }, () => urlJob());
     for (let at = 0; at < jobs.length; at += 250) await queue.add(jobs.slice(at, at + 250));
     while (ran.length < jobs.length) await turn();
     expect(ran).toEqual(jobs.map((each) => each.jobId));
@@ -129,10 +111,10 @@ describe('MemoryJobQueue', () => {
   it('holds nothing after close and takes nothing more', async () => {
     const control = controlledHandler();
     const queue = new MemoryJobQueue(1, control.handler, () => undefined);
-    await queue.add([job(), job()]);
+    await queue.add([urlJob(), urlJob()]);
     await turn();
     await queue.close();
-    await queue.add([job()]);
+    await queue.add([urlJob()]);
     expect(queue.size).toBe(0);
     expect(await queue.reconcile()).toBe(0);
   });
