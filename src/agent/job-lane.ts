@@ -1,7 +1,7 @@
 import { Queue, Worker, type ConnectionOptions, type Job as QueueEntry, type JobJson } from 'bullmq';
 import type { Logger } from '../logging.js';
 import type { Job } from '../protocol/agent-api.js';
-import type { JobHandler, JobQueue } from './job-queue.js';
+import { entryId, type JobHandler, type JobQueue } from './job-queue.js';
 
 /**
  * Why an entry found in a lane's queue was not taken as it stood:
@@ -231,10 +231,6 @@ export class JobLane implements JobQueue {
     await this.#queue.close();
     this.#held.clear();
   }
-}
-
-function entryId(job: Job): string {
-  return `${job.jobId}-${job.attempt}`;
 }
 
 /** Whether an entry's data is exactly the pointer this lane wrote for `job`. */

@@ -2,6 +2,11 @@ import type { Job } from '../protocol/agent-api.js';
 
 export type JobHandler = (job: Job) => Promise<void>;
 
+/** A job and its attempt, as a queue keys its entries: a later attempt of the same job is another entry. */
+export function entryId(job: Job): string {
+  return `${job.jobId}-${job.attempt}`;
+}
+
 /**
  * Where a lane's claimed jobs wait for a slot, and from where they run: as
  * many at once as the lane's concurrency, in the order they were added. The

@@ -1,5 +1,5 @@
 import type { Job } from '../protocol/agent-api.js';
-import type { JobHandler, JobQueue } from './job-queue.js';
+import { entryId, type JobHandler, type JobQueue } from './job-queue.js';
 
 /**
  * UPTIME_QUEUE=memory: claimed jobs wait in this process, in claim order.
@@ -40,8 +40,8 @@ export class MemoryJobQueue implements JobQueue {
 
   async forget(jobs: readonly Job[]): Promise<void> {
     if (jobs.length === 0) return;
-    const gone = new Set(jobs.map(entryKey));
-    const kept = this.#waiting.slice(this.#head).filter((job) => !gone.has(entryKey(job)));
+    const gone = new Set(jobs.map(entryId));
+    const kept = this.#waiting.slice(this.#head).filter((job) => !gone.has(entryId(job)));
     this.#waiting.length = 0;
     this.#waiting.push(...kept);
     this.#head = 0;
@@ -88,9 +88,4 @@ export class MemoryJobQueue implements JobQueue {
         this.#startWhatFits();
       });
   }
-}
-
-/** A job and its attempt: a later attempt of the same job is another entry. */
-function entryKey(job: Job): string {
-  return `${job.jobId}-${job.attempt}`;
 }
