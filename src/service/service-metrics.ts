@@ -14,7 +14,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database, DatabaseCheck, Queryable } from './db/database.js';
 import type { ServiceEvents } from './events.js';
-import { perTurn } from './per-turn.js';
+import { perTurn } from '../per-turn.js';
 import { collectProcessMetrics } from '../metrics/process-metrics.js';
 import { VERSION } from '../version.js';
 import { AGENT_ACTIVE_SECONDS } from './store/private-locations.js';

@@ -18,7 +18,7 @@ import { releaseGroupRuns } from './group-runs.js';
 import { deliverDueAlerts } from './alerts/deliveries.js';
 import { webhookDispatcher } from './alerts/webhook-dispatcher.js';
 import { judgeRuns } from './alerts/engine.js';
-import { perTurn } from './per-turn.js';
+import { perTurn } from '../per-turn.js';
 import { backgroundRounds } from './background-rounds.js';
 import { createMailer } from './mail/mailer.js';
 import { builtinAnalyser, generateNextAnalysis } from './rca/generator.js';

@@ -6,6 +6,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { ProbeThreadError } from '../../errors/index.js';
+import { perTurn, type PerTurn } from '../../per-turn.js';
 import type { Job, Result } from '../../protocol/agent-api.js';
 import type { CheckType } from '../../protocol/enums.js';
 import { erroredOutcome } from '../probes/probe.js';
@@ -23,7 +24,7 @@ interface ProbeThread {
   worker: Worker;
   pending: Map<number, Pending>;
   /** Jobs handed over this turn, posted together at its end. */
-  outbox: { id: number; job: Job }[];
+  outbox: PerTurn<{ id: number; job: Job }>;
   ready: Promise<void>;
   /** False once the thread has exited: it takes no more jobs. */
   alive: boolean;
@@ -74,7 +75,7 @@ export class ProbeThreads implements UptimeRunner {
     return new Promise<Result>((resolve) => {
       const onAbort = (): void => {
         // The run goes first, so the thread knows the job it is told to cancel.
-        this.#flush(thread);
+        thread.outbox.flush();
         this.#post(thread, { type: 'cancel', id });
       };
       thread.pending.set(id, {
@@ -85,8 +86,7 @@ export class ProbeThreads implements UptimeRunner {
           resolve(result);
         },
       });
-      if (thread.outbox.length === 0) setImmediate(() => this.#flush(thread));
-      thread.outbox.push({ id, job });
+      thread.outbox.add({ id, job });
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
     });
@@ -99,13 +99,6 @@ export class ProbeThreads implements UptimeRunner {
 
   #post(thread: ProbeThread, message: ToProbeThread): void {
     thread.worker.postMessage(message);
-  }
-
-  #flush(thread: ProbeThread): void {
-    if (thread.outbox.length === 0 || !thread.alive) return;
-    const jobs = thread.outbox;
-    thread.outbox = [];
-    this.#post(thread, { type: 'run', jobs });
   }
 
   #spawn(index: number): ProbeThread {
@@ -121,7 +114,16 @@ export class ProbeThreads implements UptimeRunner {
     });
     // start() awaits the first threads' ready; a replacement's failure to load is reported by run().
     ready.catch(() => undefined);
-    const thread: ProbeThread = { worker, pending, outbox: [], ready, alive: true };
+    const thread: ProbeThread = {
+      worker,
+      pending,
+      // A thread that has exited takes none: their jobs were answered with lost results.
+      outbox: perTurn((jobs) => {
+        if (thread.alive) this.#post(thread, { type: 'run', jobs });
+      }),
+      ready,
+      alive: true,
+    };
     worker.on('message', (message: FromProbeThread) => {
       if (message.type === 'ready') {
         started = true;
@@ -146,7 +148,6 @@ export class ProbeThreads implements UptimeRunner {
       failStart(error);
       for (const waiting of pending.values()) waiting.settle(lostResult(waiting.job, this.#data.agentId, waiting.startedAt, error));
       pending.clear();
-      thread.outbox = [];
       // A thread that never loaded would fail the same way again: start() reports it instead.
       if (this.#closing || !started) return;
       this.#threads[index] = this.#spawn(index);

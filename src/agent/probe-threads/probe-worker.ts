@@ -5,6 +5,7 @@
  * when the queue and the service calls of the main thread let them through.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { perTurn } from '../../per-turn.js';
 import type { Result } from '../../protocol/agent-api.js';
 import { executeJob } from '../execute.js';
 import { ProbePacer } from '../probe-pacer.js';
@@ -19,16 +20,7 @@ const controllers = new Map<number, AbortController>();
 const send = (message: FromProbeThread): void => port.postMessage(message);
 
 /** Results finished in one turn go back in one message; a result's timings were taken already. */
-let finished: { id: number; result: Result }[] = [];
-function sendFinished(): void {
-  const results = finished;
-  finished = [];
-  send({ type: 'results', results });
-}
-function returnResult(id: number, result: Result): void {
-  if (finished.length === 0) setImmediate(sendFinished);
-  finished.push({ id, result });
-}
+const finished = perTurn<{ id: number; result: Result }>((results) => send({ type: 'results', results }));
 
 const pacer = new ProbePacer();
 
@@ -45,7 +37,7 @@ port.on('message', (message: ToProbeThread) => {
     pacer.later(() => {
       void executeJob(probes, job, agentId, abort.signal).then((result) => {
         controllers.delete(id);
-        returnResult(id, result);
+        finished.add({ id, result });
       });
     });
   }

@@ -1,7 +1,8 @@
 /**
  * Gathers what arrives within one event-loop turn and hands it over as one
  * batch: a result batch completes dozens of sessions at once, and their
- * follow-ups then cost one query rather than one each.
+ * follow-ups then cost one query rather than one each; a claim starts dozens
+ * of probes, and they cross to a probe thread in one message.
  */
 export interface PerTurn<T> {
   add(item: T): void;
