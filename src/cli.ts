@@ -69,10 +69,10 @@ program
   .action(async () => {
     try {
       const config = loadAgentConfig();
+      const { tuneV8ForLongRunningAgent } = await import('./agent/v8-tuning.js');
+      tuneV8ForLongRunningAgent();
       const { startAgent } = await import('./agent/agent.js');
       const { createAgentLogging, reportCrashes } = await import('./agent/error-reporting/agent-logging.js');
-      const { tuneHeapForLongRunningAgent } = await import('./agent/heap-tuning.js');
-      tuneHeapForLongRunningAgent();
       const logging = createAgentLogging(config, process.env);
       reportCrashes(logging);
       const agent = await startAgent(config, { logger: logging.logger, errorReporter: logging.errors });

@@ -1,6 +1,7 @@
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BUNDLED_VERSION } from './build-info.js';
+import { INSTALL_ROOT } from './install-root.js';
 
-// package.json sits one level above both src/ and dist/.
-const manifest = createRequire(import.meta.url)('../package.json') as { version: string };
-
-export const VERSION: string = manifest.version;
+export const VERSION: string =
+  BUNDLED_VERSION ?? (JSON.parse(readFileSync(join(INSTALL_ROOT, 'package.json'), 'utf8')) as { version: string }).version;

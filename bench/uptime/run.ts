@@ -36,17 +36,32 @@ const TIMING_JOBS = Number(process.env.BENCH_TIMING_JOBS ?? 1000);
 const TIMING_DELAY_MS = Number(process.env.BENCH_TIMING_DELAY_MS ?? 50);
 const REST_TIMING_JOBS = Number(process.env.BENCH_REST_TIMING_JOBS ?? 200);
 const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
-/** As the images set it (Dockerfile, Dockerfile.uptime): a small young generation, so RSS follows the live heap. */
-const AGENT_NODE_OPTIONS = process.env.BENCH_AGENT_NODE_OPTIONS ?? '--max-semi-space-size=2';
+/**
+ * The agent as the uptime image starts it, from its bundle (tools/bundle-agent.ts);
+ * BENCH_AGENT_BUNDLE=off starts it from dist/ as `npm start` does. The full mode
+ * is not in the bundle, so BENCH_AGENT_MODE=full starts it from dist/ too.
+ */
+const AGENT_MODE = process.env.BENCH_AGENT_MODE ?? 'uptime';
+const AGENT_BUNDLED = process.env.BENCH_AGENT_BUNDLE !== 'off' && AGENT_MODE === 'uptime';
+const AGENT_CLI = AGENT_BUNDLED ? resolve(import.meta.dirname, '../../dist/agent-bundle/cli.js') : CLI;
+/**
+ * As the uptime image sets them (Dockerfile.uptime): a small young generation,
+ * so RSS follows the live heap; one V8 helper thread rather than four, whose
+ * parallel collections cost CPU time on a 2-core machine; and at most two
+ * malloc arenas rather than one per thread that allocates.
+ */
+const AGENT_NODE_OPTIONS = process.env.BENCH_AGENT_NODE_OPTIONS ?? '--max-semi-space-size=2 --v8-pool-size=1';
+const AGENT_MALLOC_ARENA_MAX = process.env.BENCH_AGENT_MALLOC_ARENA_MAX ?? '2';
 /**
  * The agent as the uptime image runs it, the setting one would pick to do what
  * blackbox_exporter does; BENCH_AGENT_MODE=full measures the full agent (its
  * script lane idle, its redis-server counted).
  */
 const AGENT_ENV = {
-  AGENT_MODE: process.env.BENCH_AGENT_MODE ?? 'uptime',
+  AGENT_MODE,
   UPTIME_QUEUE: process.env.BENCH_UPTIME_QUEUE,
   UPTIME_THREADS: process.env.BENCH_UPTIME_THREADS,
+  MALLOC_ARENA_MAX: AGENT_MALLOC_ARENA_MAX || undefined,
 };
 
 const children: Child[] = [];
@@ -141,7 +156,7 @@ async function startAgent(serviceUrl: string, key: string): Promise<{ child: Chi
   const port = await freePort();
   // Options NODE_OPTIONS refuses (--cpu-prof, --heap-prof) go on the command line.
   const nodeArgs = process.env.BENCH_AGENT_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = start(process.execPath, [...nodeArgs, CLI, 'agent'], {
+  const child = start(process.execPath, [...nodeArgs, AGENT_CLI, 'agent'], {
     API_KEY: key,
     API_URL: serviceUrl,
     REDIS_URL: process.env.BENCH_REDIS_URL,
@@ -219,7 +234,8 @@ async function main(): Promise<void> {
     .join(' ');
   console.log(
     `uptime benchmark: concurrency ${CONCURRENCY}, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}, ` +
-      `agent ${agentSettings} NODE_OPTIONS=${AGENT_NODE_OPTIONS} (other settings their defaults), load average ${loadAverage()}`,
+      `agent ${agentSettings} NODE_OPTIONS=${AGENT_NODE_OPTIONS} (other settings their defaults), ` +
+      `${AGENT_BUNDLED ? 'bundled (dist/agent-bundle)' : 'from dist/'}, load average ${loadAverage()}`,
   );
   const bareCpu = cpuMeter({ loop: () => [process.pid], target: () => [target.process.pid!] });
   const bare = await bareLoop(origin);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { bool, makeValidator, str } from 'envalid';
 import { cronSchedule, describeEnv, httpUrl, integer, parseEnv, pattern, sentryDsn, upperChoice, urlOr } from '../config/env.js';
+import { UPTIME_ONLY_BUILD } from '../build-info.js';
 import { Secret } from '../config/secret.js';
 import { LOG_LEVELS, type LogLevel } from '../logging.js';
 import { PRIVATE_LOCATION_KEY_PATTERN } from '../protocol/agent-api.js';
@@ -100,9 +101,11 @@ export const agentEnvSpecs = {
     desc: 'Worker threads the uptime probes run on, apart from the queue and the service calls (0-16; 0: the main thread, which uses less memory)',
   }),
   AGENT_MODE: str({
-    choices: ['full', 'uptime'],
-    default: 'full',
-    desc: 'full: every check type this machine can run; uptime: URL, TCP, DNS and ICMP only, no sandboxes (the uptime image)',
+    choices: UPTIME_ONLY_BUILD ? ['uptime'] : ['full', 'uptime'],
+    default: UPTIME_ONLY_BUILD ? 'uptime' : 'full',
+    desc: UPTIME_ONLY_BUILD
+      ? 'uptime: URL, TCP, DNS and ICMP only; this build of the agent (the uptime image) runs no other mode'
+      : 'full: every check type this machine can run; uptime: URL, TCP, DNS and ICMP only, no sandboxes (the uptime image)',
   }),
   AGENT_HEALTH_PORT: integer(0, 65535)({ default: 8081, desc: 'Port of /-/readiness, /-/liveness, /health, /metrics' }),
   LOG_LEVEL: upperChoice(LOG_LEVELS)({ default: 'INFO', desc: 'DEBUG, LOG, INFO, WARN or ERROR' }),

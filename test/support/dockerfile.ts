@@ -45,3 +45,17 @@ export function finalStage(instructions: readonly Instruction[]): Instruction[] 
   const last = Math.max(...instructions.map((instruction) => instruction.stage));
   return instructions.filter((instruction) => instruction.stage === last);
 }
+
+/** The script the final stage's ENTRYPOINT (exec form) hands to node, as a path inside the image. */
+export function entryScript(instructions: readonly Instruction[]): string {
+  const entrypoint = finalStage(instructions).findLast((instruction) => instruction.keyword === 'ENTRYPOINT');
+  const words = entrypoint ? (JSON.parse(entrypoint.args) as string[]) : [];
+  const script = words[words.indexOf('node') + 1];
+  if (!words.includes('node') || !script) throw new Error(`no "node <script>" in the ENTRYPOINT: ${entrypoint?.args}`);
+  return script;
+}
+
+/** An ENV instruction's variables, values in double quotes taken whole (without the quotes). */
+export function envOf(instruction: Instruction): Record<string, string> {
+  return Object.fromEntries([...instruction.args.matchAll(/(\w+)=(?:"([^"]*)"|(\S+))/g)].map(([, key, quoted, plain]) => [key!, quoted ?? plain!]));
+}

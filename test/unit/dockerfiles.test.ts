@@ -55,8 +55,17 @@ describe.each(['Dockerfile', 'Dockerfile.uptime'])('%s', (name) => {
   it('starts the built CLI under an init process, as a user of its own, and checks its liveness', () => {
     const entrypoint = JSON.parse(args(final, 'ENTRYPOINT')[0]!) as string[];
     expect(entrypoint.slice(0, 3)).toEqual(['tini', '--', 'node']);
-    expect(entrypoint[3]).toBe(`/app/${tsconfigOutDir()}/cli.js`);
     expect(existsSync(resolve(ROOT, 'src/cli.ts'))).toBe(true);
+    if (name === 'Dockerfile') {
+      expect(entrypoint[3]).toBe(`/app/${tsconfigOutDir()}/cli.js`);
+    } else {
+      // The uptime image starts the agent bundle, which `npm run build` writes beside dist/'s modules.
+      expect(entrypoint[3]).toBe(`/app/${tsconfigOutDir()}/agent-bundle/cli.js`);
+      const bundler = text('tools/bundle-agent.ts');
+      expect(bundler).toContain(`resolve(ROOT, '${tsconfigOutDir()}/agent-bundle')`);
+      expect(bundler).toContain("cli: 'src/cli.ts'");
+      expect((JSON.parse(text('package.json')) as { scripts: Record<string, string> }).scripts.build).toContain('npm run build:agent');
+    }
     expect(JSON.parse(args(final, 'CMD')[0]!)).toEqual(['agent']);
     expect(args(final, 'USER').at(-1)).toBe('outpost');
     expect(args(final, 'HEALTHCHECK')[0]).toContain('/-/liveness');
@@ -84,7 +93,7 @@ const LOADED_BY_NAME = ['pino-pretty'];
 describe('the agent images without the service\'s dependencies', () => {
   const cli = resolve(ROOT, 'src/cli.ts');
   // The agent's half of the CLI: every module but the service's and the dev command's, which `outpost agent` never loads.
-  const agentEntries = [cli, ...['agent/agent.ts', 'agent/error-reporting/agent-logging.ts', 'agent/heap-tuning.ts', 'runtimes/install.ts', 'runtimes/catalog.ts', 'runtimes/installed.ts', 'runtimes/runtime-table.ts'].map((path) => resolve(ROOT, 'src', path))];
+  const agentEntries = [cli, ...['agent/agent.ts', 'agent/error-reporting/agent-logging.ts', 'agent/v8-tuning.ts', 'runtimes/install.ts', 'runtimes/catalog.ts', 'runtimes/installed.ts', 'runtimes/runtime-table.ts'].map((path) => resolve(ROOT, 'src', path))];
   const agent = importGraph(agentEntries, (specifier, from) => !(from === cli && /^\.\/(service|dev)\//.test(specifier) && specifier !== './service/config.js'));
   const dependencies = Object.keys((JSON.parse(text('package.json')) as { dependencies: Record<string, string> }).dependencies);
   const listed = text(SERVICE_ONLY_FILE).trim().split('\n');

@@ -9,9 +9,7 @@
 import { relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ErrorEvent, Exception, StackFrame } from '@sentry/core';
-
-/** The agent's install directory: dist/agent/error-reporting is three levels below it. */
-const INSTALL_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+import { INSTALL_ROOT } from '../../install-root.js';
 
 // Addresses the agent talks to or probes are the customer's network layout.
 const URLS = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>()]+/gi;
