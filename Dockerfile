@@ -29,6 +29,8 @@ RUN npm ci --no-audit --no-fund
 COPY src ./src
 # The dashboard's source: `npm run build` bundles it into dist/dashboard, which the service serves.
 COPY web ./web
+# The uptime agent's bundler: `npm run build` writes dist/agent-bundle with it.
+COPY tools ./tools
 RUN npm run build
 
 # Runtimes, installed by the installer alone: dist/runtimes and dist/errors,

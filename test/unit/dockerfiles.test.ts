@@ -21,6 +21,20 @@ const tsconfigOutDir = () => (JSON.parse(readFileSync(resolve(ROOT, 'tsconfig.bu
 describe.each(['Dockerfile', 'Dockerfile.uptime', 'Dockerfile.service'])('%s', (name) => {
   const instructions = read(name);
 
+  it('copies into its build stage every file `npm run build` names', () => {
+    const copied = instructions
+      .filter((instruction) => instruction.stageName === 'build' && instruction.keyword === 'COPY')
+      .flatMap((instruction) => copyOf(instruction).sources);
+    const scripts = (JSON.parse(text('package.json')) as { scripts: Record<string, string> }).scripts;
+    const commands = Object.entries(scripts)
+      .filter(([script]) => script === 'build' || script.startsWith('build:'))
+      .map(([, command]) => command)
+      .join(' ');
+    const named = [...commands.matchAll(/(?:^|\s)([\w.-]+(?:\/[\w.-]+)*\.(?:ts|json))(?=\s|$)/g)].map((match) => match[1]!.split('/')[0]!);
+    expect(named).toEqual(expect.arrayContaining(['tsconfig.build.json', 'web', 'tools']));
+    for (const top of new Set(named)) expect(copied, `${name}: npm run build reads ${top}`).toContain(top);
+  });
+
   it('copies only what the repository has, or what its build stages make', () => {
     for (const instruction of instructions.filter((candidate) => candidate.keyword === 'COPY')) {
       const { from, sources } = copyOf(instruction);
