@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/agent.js';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { createAndRunToFinal } from '../support/sessions.js';
 import { closedPort, respond, startTarget, type Target } from '../support/target.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BUNDLE_CLI = join(ROOT, 'dist/agent-bundle/cli.js');
-const FINAL = new Set(['PASSED', 'FAILED', 'DEGRADED', 'TIMED_OUT']);
 
 /**
  * The uptime image starts its agent from the bundle (tools/bundle-agent.ts),
@@ -70,23 +70,8 @@ describe('the bundled uptime agent', () => {
     );
   }
 
-  async function run(type: string, body: Record<string, unknown>) {
-    const created = await service.api('POST', `/v1/checks/${type}`, {
-      name: `${type} from the bundle`,
-      activated: false,
-      privateLocations: [location.slugName],
-      ...body,
-    });
-    expect(created.status).toBe(201);
-    const triggered = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [created.body.id] } });
-    const id = triggered.body.sessions[0].checkSessionId;
-    const session = await eventually(async () => {
-      const read = await service.api('GET', `/v1/check-sessions/${id}`);
-      return FINAL.has(read.body.status) ? read.body : undefined;
-    }, 20_000, 'a final session');
-    const detail = await service.api('GET', new URL(session.results[0].checkResultLink).pathname);
-    return { session, detail: detail.body };
-  }
+  const run = (type: string, body: Record<string, unknown>) =>
+    createAndRunToFinal(service, type, { name: `${type} from the bundle`, privateLocations: [location.slugName], ...body }, 20_000);
 
   it('says the package version, as the unbundled CLI does', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [BUNDLE_CLI, '--version']);

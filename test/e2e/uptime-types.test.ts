@@ -5,9 +5,9 @@ import dnsPacket from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startTestAgent, type TestAgent } from '../support/agent.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { createAndRunToFinal } from '../support/sessions.js';
 import { closedPort } from '../support/target.js';
 
-const FINAL = new Set(['PASSED', 'FAILED', 'DEGRADED', 'TIMED_OUT']);
 
 /** TCP, DNS and ICMP monitors through the whole path: API, scheduler, agent, probe, session. */
 describe('TCP, DNS and ICMP monitors end to end', () => {
@@ -50,23 +50,8 @@ describe('TCP, DNS and ICMP monitors end to end', () => {
     nameServer?.close();
   });
 
-  async function run(type: string, body: Record<string, unknown>) {
-    const created = await service.api('POST', `/v1/checks/${type}`, {
-      name: `${type} e2e`,
-      activated: false,
-      privateLocations: [slug],
-      ...body,
-    });
-    expect(created.status).toBe(201);
-    const triggered = await service.api('POST', '/v2/check-sessions/trigger', { target: { checkId: [created.body.id] } });
-    const id = triggered.body.sessions[0].checkSessionId;
-    const session = await eventually(async () => {
-      const read = await service.api('GET', `/v1/check-sessions/${id}`);
-      return FINAL.has(read.body.status) ? read.body : undefined;
-    }, 20_000, 'a final session');
-    const detail = await service.api('GET', new URL(session.results[0].checkResultLink).pathname);
-    return { session, detail: detail.body };
-  }
+  const run = (type: string, body: Record<string, unknown>) =>
+    createAndRunToFinal(service, type, { name: `${type} e2e`, privateLocations: [slug], ...body }, 20_000);
 
   it('passes a TCP monitor whose echo answers what it was sent', async () => {
     const port = (echo.address() as AddressInfo).port;

@@ -17,3 +17,15 @@ export async function runToFinal(service: TestService, checkId: string, ms: numb
   expect(detail.status).toBe(200);
   return { session, detail: detail.body };
 }
+
+/** Creates a check, not activated (so only the trigger runs it), and runs it once to the end as runToFinal does. */
+export async function createAndRunToFinal(
+  service: TestService,
+  type: string,
+  check: Record<string, unknown>,
+  ms: number,
+): Promise<{ session: any; detail: any }> {
+  const created = await service.api('POST', `/v1/checks/${type}`, { activated: false, ...check });
+  expect(created.status).toBe(201);
+  return runToFinal(service, created.body.id as string, ms);
+}

@@ -2,24 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { JobSupervisor } from '../../src/agent/job-supervisor.js';
 import type { Job } from '../../src/protocol/agent-api.js';
+import { urlJob } from '../support/jobs.js';
 
-function job(checkType: Job['checkType'] = 'URL'): Job {
-  return {
-    jobId: randomUUID(),
-    checkSessionId: randomUUID(),
-    checkId: randomUUID(),
-    checkType,
-    name: 'a check',
-    runLocation: 'office',
-    runSource: 'SCHEDULER',
-    attempt: 1,
-    leaseExpiresAt: new Date().toISOString(),
-    timeoutSeconds: 30,
-    runtimeId: null,
-    environmentVariables: [],
-    settings: {},
-  };
-}
+const job = (checkType: Job['checkType'] = 'URL'): Job => urlJob({ checkType });
 
 describe('job supervisor', () => {
   it('counts a claimed job against its lane from claim until it finishes, and heartbeats it until reported', () => {
