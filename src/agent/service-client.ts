@@ -1,5 +1,5 @@
 import { Compile } from 'typebox/compile';
-import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { Transform, type Readable } from 'node:stream';
@@ -25,6 +25,7 @@ import {
   type Result,
   type ResultBatchAnswer,
 } from '../protocol/agent-api.js';
+import { EnvHttpProxyAgent, request } from './service-http.js';
 
 const helloResponse = Compile(HelloResponseSchema);
 const claimResponse = Compile(ClaimResponseSchema);
