@@ -93,5 +93,7 @@ ENV NODE_ENV=production \
 EXPOSE 8081
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.AGENT_HEALTH_PORT||8081)+'/-/liveness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["tini", "--", "node", "/app/dist/cli.js"]
+# V8 settings NODE_OPTIONS refuses (src/agent/v8-tuning.ts), on the command line:
+# Node.js 24 ignores --liftoff-only when the agent sets it once started.
+ENTRYPOINT ["tini", "--", "node", "--heap-growing-percent=20", "--liftoff-only", "/app/dist/cli.js"]
 CMD ["agent"]

@@ -9,10 +9,12 @@
  * 3. Timing error: the agent's reported responseTime against the target's own
  *    measurement of requests it delays by a known amount.
  */
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { Client } from 'undici';
+import { AGENT_V8_FLAGS } from '../../src/agent/v8-tuning.js';
 import { ApiClient } from '../../src/dev/api-client.js';
 import {
   childPids,
@@ -51,6 +53,14 @@ const AGENT_CLI = AGENT_BUNDLED ? resolve(import.meta.dirname, '../../dist/agent
  * malloc arenas rather than one per thread that allocates.
  */
 const AGENT_NODE_OPTIONS = process.env.BENCH_AGENT_NODE_OPTIONS ?? '--max-semi-space-size=2 --v8-pool-size=1';
+/**
+ * The images run Node.js 24 and give V8 the agent's settings on node's command
+ * line. BENCH_AGENT_NODE runs the agent on another node binary than this
+ * process's (the images' version, say); BENCH_AGENT_NODE_ARGS adds options
+ * NODE_OPTIONS refuses (--cpu-prof and the like) to the images' own.
+ */
+const AGENT_NODE = process.env.BENCH_AGENT_NODE ?? process.execPath;
+const AGENT_NODE_ARGS = [...AGENT_V8_FLAGS, ...(process.env.BENCH_AGENT_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
 const AGENT_MALLOC_ARENA_MAX = process.env.BENCH_AGENT_MALLOC_ARENA_MAX ?? '2';
 /**
  * The agent as the uptime image runs it, the setting one would pick to do what
@@ -154,9 +164,7 @@ async function createChecks(api: ApiClient, slug: string, urls: string[]): Promi
 
 async function startAgent(serviceUrl: string, key: string): Promise<{ child: Child; health: string }> {
   const port = await freePort();
-  // Options NODE_OPTIONS refuses (--cpu-prof, --heap-prof) go on the command line.
-  const nodeArgs = process.env.BENCH_AGENT_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = start(process.execPath, [...nodeArgs, AGENT_CLI, 'agent'], {
+  const child = start(AGENT_NODE, [...AGENT_NODE_ARGS, AGENT_CLI, 'agent'], {
     API_KEY: key,
     API_URL: serviceUrl,
     REDIS_URL: process.env.BENCH_REDIS_URL,
@@ -235,6 +243,7 @@ async function main(): Promise<void> {
   console.log(
     `uptime benchmark: concurrency ${CONCURRENCY}, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}, ` +
       `agent ${agentSettings} NODE_OPTIONS=${AGENT_NODE_OPTIONS} (other settings their defaults), ` +
+      `on Node.js ${execFileSync(AGENT_NODE, ['--version'], { encoding: 'utf8' }).trim()} ${AGENT_NODE_ARGS.join(' ')}, ` +
       `${AGENT_BUNDLED ? 'bundled (dist/agent-bundle)' : 'from dist/'}, load average ${loadAverage()}`,
   );
   const bareCpu = cpuMeter({ loop: () => [process.pid], target: () => [target.process.pid!] });

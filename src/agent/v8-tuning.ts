@@ -1,10 +1,13 @@
 import v8 from 'node:v8';
 
 /**
- * V8 settings for an agent that runs for weeks, applied before anything else
- * is loaded. Both are read when they apply (at every collection; at each
- * WebAssembly compilation), which is why they can be set after start, and
- * neither can go in NODE_OPTIONS. Measured in docs/performance.md.
+ * V8 settings for an agent that runs for weeks. Neither can go in
+ * NODE_OPTIONS. The images give them on node's command line
+ * (`node <flags> cli.js`), which is the only way they take effect on
+ * Node.js 24: its V8 no longer applies --liftoff-only set from within a
+ * running process. Started any other way (`npm start`, `npx outpost`), the
+ * agent sets them itself before anything else is loaded, which Node.js 20
+ * and 22 honour. Measured in docs/performance.md.
  *
  * - V8 grows the old generation by up to 4× its live size between full
  *   collections, so an agent whose live heap is ~30 MB climbs past 200 MB of
@@ -18,7 +21,8 @@ import v8 from 'node:v8';
  *   after start: the agent's peak RSS. The baseline tier parses the few
  *   responses a second the agent gets from the service just as well.
  */
+export const AGENT_V8_FLAGS = ['--heap-growing-percent=20', '--liftoff-only'] as const;
+
 export function tuneV8ForLongRunningAgent(): void {
-  v8.setFlagsFromString('--heap-growing-percent=20');
-  v8.setFlagsFromString('--liftoff-only');
+  for (const flag of AGENT_V8_FLAGS) v8.setFlagsFromString(flag);
 }

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/agent.js';
 import { loadCompose } from '../support/compose-file.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { copyOf, entryScript, envOf, finalStage, parseDockerfile, type Instruction } from '../support/dockerfile.js';
+import { copyOf, entryCommand, envOf, finalStage, parseDockerfile, type Instruction } from '../support/dockerfile.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -35,7 +35,7 @@ const CARRIED_OUT = /^(npm ci|npm uninstall|node dist\/)/;
  * the machine; `npm cache clean` is left out, as it would empty this
  * machine's cache rather than the image's.
  */
-function buildProductionTree(dockerfile: string): { app: string; entry: string; env: Record<string, string>; uid: number | undefined; scratch: string[] } {
+function buildProductionTree(dockerfile: string): { app: string; nodeArgs: string[]; entry: string; env: Record<string, string>; uid: number | undefined; scratch: string[] } {
   const instructions = parseDockerfile(readFileSync(resolve(ROOT, dockerfile), 'utf8'));
   const scratch: string[] = [];
   const built = new Map<string, { dir: string; workdir: string }>();
@@ -84,9 +84,10 @@ function buildProductionTree(dockerfile: string): { app: string; entry: string; 
     return join(dir, source.slice(workdir.length + 1));
   };
   const { dir, env, uid, workdir } = buildStage(finalStage(instructions));
-  // What the image's ENTRYPOINT starts, found in the tree built here instead of the image's WORKDIR.
-  const entry = join(dir, entryScript(instructions).replace(new RegExp(`^${workdir}/`), ''));
-  return { app: dir, entry, env, uid, scratch: scratch.filter((path) => path !== dir) };
+  // What the image's ENTRYPOINT starts, with node's options, found in the tree built here instead of the image's WORKDIR.
+  const { nodeArgs, script } = entryCommand(instructions);
+  const entry = join(dir, script.replace(new RegExp(`^${workdir}/`), ''));
+  return { app: dir, nodeArgs, entry, env, uid, scratch: scratch.filter((path) => path !== dir) };
 }
 
 describe.each([
@@ -141,8 +142,8 @@ describe.each([
     sandboxDir = mkdtempSync(join(tmpdir(), 'outpost-image-sandboxes-'));
     if (asUser !== undefined) chownSync(sandboxDir, asUser, asUser);
     const [command, args] = asUser === undefined
-      ? [process.execPath, [built.entry, 'agent']]
-      : ['/usr/bin/setpriv', [`--reuid=${asUser}`, `--regid=${asUser}`, '--clear-groups', '--', process.execPath, built.entry, 'agent']];
+      ? [process.execPath, [...built.nodeArgs, built.entry, 'agent']]
+      : ['/usr/bin/setpriv', [`--reuid=${asUser}`, `--regid=${asUser}`, '--clear-groups', '--', process.execPath, ...built.nodeArgs, built.entry, 'agent']];
     agent = spawn(command, args, {
       cwd: app,
       env: {
@@ -192,7 +193,7 @@ describe.each([
   // The SDK is loaded at the first error event only: this is where a tree without it would show.
   it('reports an error event to the service with the SDK of its own production dependencies', async () => {
     expect(built, 'the tree of the test before').toBeDefined();
-    const child = spawn(process.execPath, [built!.entry, 'agent'], {
+    const child = spawn(process.execPath, [...built!.nodeArgs, built!.entry, 'agent'], {
       cwd: app,
       env: {
         PATH: process.env.PATH,
@@ -244,7 +245,7 @@ describe('the production tree of Dockerfile.service', () => {
     const asUser = built.uid !== undefined && process.getuid?.() === 0 ? built.uid : undefined;
     artifacts = mkdtempSync(join(tmpdir(), 'outpost-image-artifacts-'));
     if (asUser !== undefined) chownSync(artifacts, asUser, asUser);
-    const cli = [process.execPath, built.entry, 'service'];
+    const cli = [process.execPath, ...built.nodeArgs, built.entry, 'service'];
     const [command, ...args] = asUser === undefined ? cli : ['/usr/bin/setpriv', `--reuid=${asUser}`, `--regid=${asUser}`, '--clear-groups', '--', ...cli];
     child = spawn(command!, args, {
       cwd: built.app,

@@ -46,13 +46,20 @@ export function finalStage(instructions: readonly Instruction[]): Instruction[] 
   return instructions.filter((instruction) => instruction.stage === last);
 }
 
-/** The script the final stage's ENTRYPOINT (exec form) hands to node, as a path inside the image. */
-export function entryScript(instructions: readonly Instruction[]): string {
+/** What the final stage's ENTRYPOINT (exec form) hands to node: its options, and the script, as a path inside the image. */
+export function entryCommand(instructions: readonly Instruction[]): { nodeArgs: string[]; script: string } {
   const entrypoint = finalStage(instructions).findLast((instruction) => instruction.keyword === 'ENTRYPOINT');
   const words = entrypoint ? (JSON.parse(entrypoint.args) as string[]) : [];
-  const script = words[words.indexOf('node') + 1];
-  if (!words.includes('node') || !script) throw new Error(`no "node <script>" in the ENTRYPOINT: ${entrypoint?.args}`);
-  return script;
+  const afterNode = words.slice(words.indexOf('node') + 1);
+  const nodeArgs = afterNode.slice(0, afterNode.findIndex((word) => !word.startsWith('-')));
+  const script = afterNode[nodeArgs.length];
+  if (!words.includes('node') || !script) throw new Error(`no "node [options] <script>" in the ENTRYPOINT: ${entrypoint?.args}`);
+  return { nodeArgs, script };
+}
+
+/** The script the final stage's ENTRYPOINT hands to node, as a path inside the image. */
+export function entryScript(instructions: readonly Instruction[]): string {
+  return entryCommand(instructions).script;
 }
 
 /** An ENV instruction's variables, values in double quotes taken whole (without the quotes). */

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { PRLIMIT, SETPRIV } from '../../src/agent/isolation/isolation.js';
 import { BWRAP } from '../../src/agent/isolation/namespaces.js';
 import { findRuntime } from '../../src/runtimes/catalog.js';
-import { copyOf, finalStage, parseDockerfile, type Instruction } from '../support/dockerfile.js';
+import { AGENT_V8_FLAGS } from '../../src/agent/v8-tuning.js';
+import { copyOf, entryCommand, finalStage, parseDockerfile, type Instruction } from '../support/dockerfile.js';
 import { importGraph } from '../support/import-graph.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -69,12 +70,15 @@ describe.each(['Dockerfile', 'Dockerfile.uptime'])('%s', (name) => {
   it('starts the built CLI under an init process, as a user of its own, and checks its liveness', () => {
     const entrypoint = JSON.parse(args(final, 'ENTRYPOINT')[0]!) as string[];
     expect(entrypoint.slice(0, 3)).toEqual(['tini', '--', 'node']);
+    const { nodeArgs, script } = entryCommand(instructions);
+    // Node.js 24 applies them only from its command line: the agent's own V8 settings, all of them.
+    expect(nodeArgs).toEqual([...AGENT_V8_FLAGS]);
     expect(existsSync(resolve(ROOT, 'src/cli.ts'))).toBe(true);
     if (name === 'Dockerfile') {
-      expect(entrypoint[3]).toBe(`/app/${tsconfigOutDir()}/cli.js`);
+      expect(script).toBe(`/app/${tsconfigOutDir()}/cli.js`);
     } else {
       // The uptime image starts the agent bundle, which `npm run build` writes beside dist/'s modules.
-      expect(entrypoint[3]).toBe(`/app/${tsconfigOutDir()}/agent-bundle/cli.js`);
+      expect(script).toBe(`/app/${tsconfigOutDir()}/agent-bundle/cli.js`);
       const bundler = text('tools/bundle-agent.ts');
       expect(bundler).toContain(`resolve(ROOT, '${tsconfigOutDir()}/agent-bundle')`);
       expect(bundler).toContain("cli: 'src/cli.ts'");
