@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server } from '../node-http.js';
 import type { AddressInfo } from 'node:net';
 import { PortInUseError } from '../errors/index.js';
 import { VERSION } from '../version.js';

@@ -62,3 +62,24 @@ export function importGraph(entries: readonly string[], follow: (specifier: stri
   }
   return { files, packages };
 }
+
+/**
+ * What `outpost agent` loads: the CLI and the agent's half, without the
+ * service's and the dev command's modules, which the agent never imports.
+ */
+export function agentImportGraph(root: string): ImportGraph {
+  const cli = resolve(root, 'src/cli.ts');
+  const entries = [
+    cli,
+    ...[
+      'agent/agent.ts',
+      'agent/error-reporting/agent-logging.ts',
+      'agent/v8-tuning.ts',
+      'runtimes/install.ts',
+      'runtimes/catalog.ts',
+      'runtimes/installed.ts',
+      'runtimes/runtime-table.ts',
+    ].map((path) => resolve(root, 'src', path)),
+  ];
+  return importGraph(entries, (specifier, from) => !(from === cli && /^\.\/(service|dev)\//.test(specifier) && specifier !== './service/config.js'));
+}

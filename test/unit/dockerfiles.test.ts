@@ -6,7 +6,7 @@ import { BWRAP } from '../../src/agent/isolation/namespaces.js';
 import { findRuntime } from '../../src/runtimes/catalog.js';
 import { AGENT_V8_FLAGS } from '../../src/agent/v8-tuning.js';
 import { copyOf, entryCommand, finalStage, parseDockerfile, type Instruction } from '../support/dockerfile.js';
-import { importGraph } from '../support/import-graph.js';
+import { agentImportGraph, importGraph } from '../support/import-graph.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const read = (name: string) => parseDockerfile(readFileSync(resolve(ROOT, name), 'utf8'));
@@ -109,10 +109,7 @@ const SERVICE_ONLY_FILE = 'deploy/service-only-packages.txt';
 const LOADED_BY_NAME = ['pino-pretty'];
 
 describe('the agent images without the service\'s dependencies', () => {
-  const cli = resolve(ROOT, 'src/cli.ts');
-  // The agent's half of the CLI: every module but the service's and the dev command's, which `outpost agent` never loads.
-  const agentEntries = [cli, ...['agent/agent.ts', 'agent/error-reporting/agent-logging.ts', 'agent/v8-tuning.ts', 'runtimes/install.ts', 'runtimes/catalog.ts', 'runtimes/installed.ts', 'runtimes/runtime-table.ts'].map((path) => resolve(ROOT, 'src', path))];
-  const agent = importGraph(agentEntries, (specifier, from) => !(from === cli && /^\.\/(service|dev)\//.test(specifier) && specifier !== './service/config.js'));
+  const agent = agentImportGraph(ROOT);
   const dependencies = Object.keys((JSON.parse(text('package.json')) as { dependencies: Record<string, string> }).dependencies);
   const listed = text(SERVICE_ONLY_FILE).trim().split('\n');
 

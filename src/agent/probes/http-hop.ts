@@ -5,12 +5,12 @@
  * limit and kept up to another. Redirects are the caller's: each follows them
  * by its own rules, one hop at a time.
  */
-import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import { HttpError } from '../../errors/index.js';
 import type { ResultError, Timings } from '../../protocol/agent-api.js';
 import type { DestinationPolicy } from '../../net-policy/index.js';
+import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from '../../node-http.js';
 import { createTimedConnector, type ConnectionPhases, type IpFamily } from './http-connector.js';
 import { roundMs } from './probe-failure.js';
 
