@@ -57,11 +57,6 @@ export function entryCommand(instructions: readonly Instruction[]): { nodeArgs: 
   return { nodeArgs, script };
 }
 
-/** The script the final stage's ENTRYPOINT hands to node, as a path inside the image. */
-export function entryScript(instructions: readonly Instruction[]): string {
-  return entryCommand(instructions).script;
-}
-
 /** An ENV instruction's variables, values in double quotes taken whole (without the quotes). */
 export function envOf(instruction: Instruction): Record<string, string> {
   return Object.fromEntries([...instruction.args.matchAll(/(\w+)=(?:"([^"]*)"|(\S+))/g)].map(([, key, quoted, plain]) => [key!, quoted ?? plain!]));
