@@ -35,7 +35,14 @@ const CARRIED_OUT = /^(npm ci|npm uninstall|node dist\/)/;
  * the machine; `npm cache clean` is left out, as it would empty this
  * machine's cache rather than the image's.
  */
-function buildProductionTree(dockerfile: string): { app: string; nodeArgs: string[]; entry: string; env: Record<string, string>; uid: number | undefined; scratch: string[] } {
+function buildProductionTree(dockerfile: string): {
+  app: string;
+  /** node's arguments for a command of the CLI, as the image's ENTRYPOINT gives them. */
+  cliArgs: (command: string) => string[];
+  env: Record<string, string>;
+  uid: number | undefined;
+  scratch: string[];
+} {
   const instructions = parseDockerfile(readFileSync(resolve(ROOT, dockerfile), 'utf8'));
   const scratch: string[] = [];
   const built = new Map<string, { dir: string; workdir: string }>();
@@ -87,7 +94,7 @@ function buildProductionTree(dockerfile: string): { app: string; nodeArgs: strin
   // What the image's ENTRYPOINT starts, with node's options, found in the tree built here instead of the image's WORKDIR.
   const { nodeArgs, script } = entryCommand(instructions);
   const entry = join(dir, script.replace(new RegExp(`^${workdir}/`), ''));
-  return { app: dir, nodeArgs, entry, env, uid, scratch: scratch.filter((path) => path !== dir) };
+  return { app: dir, cliArgs: (command) => [...nodeArgs, entry, command], env, uid, scratch: scratch.filter((path) => path !== dir) };
 }
 
 describe.each([
@@ -142,8 +149,8 @@ describe.each([
     sandboxDir = mkdtempSync(join(tmpdir(), 'outpost-image-sandboxes-'));
     if (asUser !== undefined) chownSync(sandboxDir, asUser, asUser);
     const [command, args] = asUser === undefined
-      ? [process.execPath, [...built.nodeArgs, built.entry, 'agent']]
-      : ['/usr/bin/setpriv', [`--reuid=${asUser}`, `--regid=${asUser}`, '--clear-groups', '--', process.execPath, ...built.nodeArgs, built.entry, 'agent']];
+      ? [process.execPath, built.cliArgs('agent')]
+      : ['/usr/bin/setpriv', [`--reuid=${asUser}`, `--regid=${asUser}`, '--clear-groups', '--', process.execPath, ...built.cliArgs('agent')]];
     agent = spawn(command, args, {
       cwd: app,
       env: {
@@ -193,7 +200,7 @@ describe.each([
   // The SDK is loaded at the first error event only: this is where a tree without it would show.
   it('reports an error event to the service with the SDK of its own production dependencies', async () => {
     expect(built, 'the tree of the test before').toBeDefined();
-    const child = spawn(process.execPath, [...built!.nodeArgs, built!.entry, 'agent'], {
+    const child = spawn(process.execPath, built!.cliArgs('agent'), {
       cwd: app,
       env: {
         PATH: process.env.PATH,
@@ -245,7 +252,7 @@ describe('the production tree of Dockerfile.service', () => {
     const asUser = built.uid !== undefined && process.getuid?.() === 0 ? built.uid : undefined;
     artifacts = mkdtempSync(join(tmpdir(), 'outpost-image-artifacts-'));
     if (asUser !== undefined) chownSync(artifacts, asUser, asUser);
-    const cli = [process.execPath, ...built.nodeArgs, built.entry, 'service'];
+    const cli = [process.execPath, ...built.cliArgs('service')];
     const [command, ...args] = asUser === undefined ? cli : ['/usr/bin/setpriv', `--reuid=${asUser}`, `--regid=${asUser}`, '--clear-groups', '--', ...cli];
     child = spawn(command!, args, {
       cwd: built.app,
