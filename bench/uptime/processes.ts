@@ -53,16 +53,20 @@ export function peakRssMb(pid: number): number {
 }
 
 /**
- * A process's resident memory now, split: pages of its own (heap, stacks,
- * anything it wrote) and clean file pages, which for these processes are
- * mostly their executable's code, shared with every other process running it.
+ * A process's resident memory now, split: anonymous pages (heap, stacks,
+ * anything it wrote), which only it can use, and file pages, which for these
+ * processes are mostly their executable's code and data as read from disk:
+ * shared with every other process running the same file, and dropped by the
+ * kernel under pressure. The split goes by kind, not by sharing: an
+ * executable no other process runs (the images' Node.js in the bench, say)
+ * has its pages private, file pages all the same.
  */
-export function residentParts(pid: number): { privateMb: number; sharedFileMb: number } {
+export function residentParts(pid: number): { anonymousMb: number; fileMb: number } {
   const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? NaN);
   return {
-    privateMb: (kb('Private_Dirty') + kb('Private_Clean')) / 1024,
-    sharedFileMb: kb('Shared_Clean') / 1024,
+    anonymousMb: kb('Anonymous') / 1024,
+    fileMb: (kb('Rss') - kb('Anonymous')) / 1024,
   };
 }
 

@@ -449,6 +449,6 @@ function loadAverage(): string {
     .join(' ');
 }
 
-function partsText(parts: { privateMb: number; sharedFileMb: number }): string {
-  return `${parts.privateMb.toFixed(1)} MB its own, ${parts.sharedFileMb.toFixed(1)} MB clean file pages (its executable's code)`;
+function partsText(parts: { anonymousMb: number; fileMb: number }): string {
+  return `${parts.anonymousMb.toFixed(1)} MB anonymous, ${parts.fileMb.toFixed(1)} MB file pages (mostly its executable's)`;
 }

@@ -1,4 +1,4 @@
-import cron from 'node-cron';
+import { CronPattern, type CronMode } from 'croner';
 import { cleanEnv, EnvMissingError, makeValidator, type ValidatorSpec } from 'envalid';
 import { ConfigError } from '../errors/index.js';
 import { parseCidrList, splitList, type Cidr } from '../net-policy/index.js';
@@ -48,9 +48,16 @@ export const cidrList = makeValidator<Cidr[]>((raw) => {
   return parsed.cidrs;
 });
 
-/** A five- or six-field cron expression, as node-cron reads it. */
+/** Five fields, or six with seconds first: what the configuration reference promises, read the same way where it is scheduled. */
+export const CRON_MODE: CronMode = '5-or-6-parts';
+
+/** A five- or six-field cron expression. */
 export const cronSchedule = makeValidator<string>((raw) => {
-  if (!cron.validate(raw)) throw new Error('must be a cron expression such as "*/10 * * * *"');
+  try {
+    new CronPattern(raw, undefined, { mode: CRON_MODE });
+  } catch {
+    throw new Error('must be a cron expression such as "*/10 * * * *"');
+  }
   return raw;
 });
 

@@ -128,6 +128,17 @@ describe('agent configuration', () => {
     expect(error.message).toContain('LOG_LEVEL must be one of DEBUG, LOG, INFO, WARN, ERROR');
   });
 
+  it('takes schedules of five fields, or six with seconds, and no others', () => {
+    for (const schedule of ['15 3 * * MON-FRI', '*/30 * * * * *', '0 0 L * *', '@hourly']) {
+      expect(loadAgentConfig({ ...valid, HOUSEKEEPING_SCHEDULE: schedule }).housekeeping.schedule).toBe(schedule);
+    }
+    for (const schedule of ['* * *', '0 0 0 1 1 * 2030', '*/0 * * * *', '0 25 * * *', '0 0 * * FUNDAY']) {
+      expect(configError({ ...valid, STATE_SUMMARY_SCHEDULE: schedule }).message, schedule).toContain(
+        'STATE_SUMMARY_SCHEDULE must be a cron expression such as "*/10 * * * *"',
+      );
+    }
+  });
+
   it('reports no error events at all when EXTERNAL_OBSERVABILITY is off, whatever the DSN', () => {
     expect(loadAgentConfig({ ...valid, EXTERNAL_OBSERVABILITY: 'off' }).errorReporting).toBeUndefined();
     expect(loadAgentConfig({ ...valid, EXTERNAL_OBSERVABILITY: 'off', SENTRY_DSN: 'https://k@errors.example.test/1' }).errorReporting).toBeUndefined();

@@ -1,10 +1,10 @@
 /**
- * The agent's scheduled chores, on node-cron: clearing what jobs and engine
+ * The agent's scheduled chores, on croner: clearing what jobs and engine
  * installs left on disk, pruning the dependency cache, and the periodic state
  * summary. A chore that fails is logged and tried again at its next time; a
- * chore still running when its next time comes is skipped, not doubled.
+ * chore still running when its next time comes is skipped, not doubled
+ * (chore-schedule.ts).
  */
-import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../../logging.js';
 import { ENGINE_PACKAGES, engineDirectoryName } from '../playwright-suite/engines.js';
 import type { PlaywrightEngine } from '../../protocol/playwright-settings.js';
@@ -12,6 +12,7 @@ import type { AgentConfig } from '../config.js';
 import type { AgentMetrics, AgentState } from '../metrics.js';
 import { pruneDependencyCache, removeStaleSandboxes, removeUnusedEngines } from './stale-files.js';
 import { StateSummaries } from './state-summary.js';
+import { scheduleChore } from './chore-schedule.js';
 
 export interface Housekeeping {
   /** One clean-up pass now (also the first thing done at start); resolves when it is done. */
@@ -57,27 +58,17 @@ export function startHousekeeping({ config, logger, metrics, state }: Housekeepi
     }
   };
 
-  // node-cron writes its own notes (a run missed under load, a run skipped for overlap) to the
-  // console, which would break the JSON log; they go through the agent's log instead.
-  cron.setLogger({
-    info: (message) => log.debug(String(message)),
-    debug: (message) => log.debug(String(message)),
-    warn: (message) => log.debug(String(message)),
-    error: (message) => log.warn(String(message instanceof Error ? message.message : message)),
-  });
-  const tasks: ScheduledTask[] = [
-    cron.schedule(config.housekeeping.schedule, cleanUp, { name: 'clean-up', noOverlap: true }),
-    cron.schedule(config.housekeeping.summarySchedule, summarize, { name: 'state-summary', noOverlap: true }),
+  const chores = [
+    scheduleChore(config.housekeeping.schedule, 'clean-up', cleanUp, log),
+    scheduleChore(config.housekeeping.summarySchedule, 'state summary', summarize, log),
   ];
-  // The chores must never be what keeps a stopping agent alive.
-  for (const task of tasks) task.unref();
   const first = cleanUp();
 
   return {
     cleanUp,
     summarize,
     async stop() {
-      for (const task of tasks) await task.destroy();
+      for (const chore of chores) chore.stop();
       await first;
     },
   };
