@@ -1,6 +1,7 @@
 /**
  * Which probe runs which check type. A lookup table, so adding a type is one
- * line here and the dispatch code never changes.
+ * line here and the dispatch code never changes. Each probe's settings parser
+ * is memoized here (settings-memo.ts): the runs of a check repeat its settings.
  */
 import { UnsupportedCheckTypeError } from '../../errors/index.js';
 import type { CheckType } from '../../protocol/enums.js';
@@ -8,6 +9,7 @@ import { apiProbe } from './api.js';
 import { createDnsProbe } from './dns.js';
 import { icmpProbe } from './icmp.js';
 import type { Probe } from './probe.js';
+import { memoizeSettings } from './settings-memo.js';
 import { createTcpProbe } from './tcp.js';
 import { urlProbe } from './url.js';
 
@@ -30,7 +32,9 @@ export class ProbeRegistry {
       icmpProbe,
       apiProbe,
     ] as Probe<unknown>[];
-    this.#probes = new Map(probes.map((probe) => [probe.checkType, probe]));
+    this.#probes = new Map(
+      probes.map((probe) => [probe.checkType, { ...probe, parseSettings: memoizeSettings((raw) => probe.parseSettings(raw)) }]),
+    );
   }
 
   /** The check types this agent can run, for the hello handshake. */
