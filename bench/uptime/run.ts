@@ -8,6 +8,8 @@
  *    monitors against the same target: claim → queue → probe → result posted.
  * 3. Timing error: the agent's reported responseTime against the target's own
  *    measurement of requests it delays by a known amount.
+ * 4. Memory at a steady rate: a fresh agent and a fresh blackbox_exporter,
+ *    each offered the same checks a second for a while, their peak RSS.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -36,6 +38,9 @@ const BARE_REQUESTS = Number(process.env.BENCH_BARE_REQUESTS ?? 10_000);
 const PIPELINE_JOBS = Number(process.env.BENCH_PIPELINE_JOBS ?? 10_000);
 const TIMING_JOBS = Number(process.env.BENCH_TIMING_JOBS ?? 1000);
 const TIMING_DELAY_MS = Number(process.env.BENCH_TIMING_DELAY_MS ?? 50);
+/** The load the memory target is set at: checks (or probes) offered a second, and for how long. */
+const STEADY_RATE = Number(process.env.BENCH_STEADY_RATE ?? 1000);
+const STEADY_SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 10);
 const REST_TIMING_JOBS = Number(process.env.BENCH_REST_TIMING_JOBS ?? 200);
 const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
 /**
@@ -335,6 +340,8 @@ async function main(): Promise<void> {
   );
   timingDone = true;
   await sampling;
+  // Its figures are in; the steady phase below starts an agent of its own.
+  await timingAgent.child.stop();
   const handled = (await (await fetch(`${origin}/stats`)).json()) as Record<string, number>;
   const targetDelay = (await (await fetch(`${origin}/loop-delay`)).json()) as { p50: number; p99: number };
   const errors: number[] = [];
@@ -402,12 +409,48 @@ async function main(): Promise<void> {
     console.log(
       `    peak RSS            ${(agentRss / peerRss).toFixed(2)}` +
         (withRedis ? `; with its redis-server ${((agentRss + redisRss) / peerRss).toFixed(2)}` : '') +
-        '   (target ≤ 2)',
+        ` with ~${CONCURRENCY} in flight, each as fast as it goes (the target is set at ${STEADY_RATE}/s, below)`,
     );
     console.log(
       `    timing error        p50 ${(quantile(errors, 0.5) / quantile(peerErrors, 0.5)).toFixed(2)}, ` +
         `p99 ${(quantile(errors, 0.99) / quantile(peerErrors, 0.99)).toFixed(2)} at ~${equal} in flight each   (target ≤ 1)`,
     );
+  }
+  // Memory where the target sets it: fresh processes, so each peak is this phase's own.
+  const steadyRuns = STEADY_RATE * STEADY_SECONDS;
+  const steadyAgent = await startAgent(base, rawKey);
+  const agentSteady = await offerSteadily(10, (count) => queueRuns(api, fastChecks, count));
+  await until(
+    async () => (await metric(steadyAgent.health, 'outpost_results_posted_total')) >= steadyRuns,
+    600_000,
+    'steady results',
+  );
+  const agentSteadyBack = (performance.now() - agentSteady.startedAt) / 1000;
+  const steadyResults = await metric(steadyAgent.health, 'outpost_results_posted_total');
+  const agentSteadyRss = peakRssMb(steadyAgent.child.process.pid!);
+  const agentSteadyParts = residentParts(steadyAgent.child.process.pid!);
+  await steadyAgent.child.stop();
+  console.log(
+    `  at ${STEADY_RATE} checks/s        agent peak RSS ${agentSteadyRss.toFixed(1)} MB; at the end ${partsText(agentSteadyParts)} ` +
+      `(${steadyRuns} runs offered over ${agentSteady.seconds.toFixed(1)} s, all back in ${agentSteadyBack.toFixed(1)} s)`,
+  );
+  if (peer) {
+    const steadyPeer = (await startPeer(children))!;
+    let steadyFailed = 0;
+    const peerSteady = await offerSteadily(100, async (count) => {
+      const runs = await Promise.all(Array.from({ length: count }, () => steadyPeer.probe([`${origin}/fast`], 1)));
+      for (const run of runs) steadyFailed += run.failed;
+    });
+    const peerSteadyBack = (performance.now() - peerSteady.startedAt) / 1000;
+    const peerSteadyRss = peakRssMb(steadyPeer.child.process.pid!);
+    const peerSteadyParts = residentParts(steadyPeer.child.process.pid!);
+    peerFailed += steadyFailed;
+    await steadyPeer.child.stop();
+    console.log(
+      `  peer at ${STEADY_RATE} probes/s   peak RSS ${peerSteadyRss.toFixed(1)} MB; at the end ${partsText(peerSteadyParts)} ` +
+        `(${steadyRuns} probes offered over ${peerSteady.seconds.toFixed(1)} s, all back in ${peerSteadyBack.toFixed(1)} s, ${steadyFailed} failed)`,
+    );
+    console.log(`    peak RSS at ${STEADY_RATE}/s ${(agentSteadyRss / peerSteadyRss).toFixed(2)}   (target ≤ 2)`);
   }
   console.log(`  load average          ${loadAverage()} at the end (${availableParallelism()} cores)`);
   // What a test reads: whether every run came back, never how fast.
@@ -418,9 +461,36 @@ async function main(): Promise<void> {
       pipelineResults,
       timedRuns: TIMING_JOBS,
       timedResults: errors.length,
+      steadyRuns,
+      steadyResults,
       peer: peer ? { failed: peerFailed } : null,
     }),
   );
+}
+
+/**
+ * Offers STEADY_RATE a second for STEADY_SECONDS, in `ticksPerSecond` even
+ * batches on a fixed clock (a late tick does not push the later ones back),
+ * without waiting for one batch before the next. Resolves when every batch
+ * was accepted; says when it started and how long offering took.
+ */
+async function offerSteadily(
+  ticksPerSecond: number,
+  offer: (count: number) => Promise<unknown>,
+): Promise<{ startedAt: number; seconds: number }> {
+  const perTick = STEADY_RATE / ticksPerSecond;
+  const ticks = STEADY_SECONDS * ticksPerSecond;
+  const startedAt = performance.now();
+  const offered: Promise<unknown>[] = [];
+  for (let tick = 0; tick < ticks; tick += 1) {
+    const wait = startedAt + (tick * 1000) / ticksPerSecond - performance.now();
+    if (wait > 0) await new Promise((done) => setTimeout(done, wait));
+    // Whole runs: the remainder of a fractional batch goes with the next one.
+    const count = Math.floor(perTick * (tick + 1)) - Math.floor(perTick * tick);
+    if (count > 0) offered.push(offer(count));
+  }
+  await Promise.all(offered);
+  return { startedAt, seconds: (performance.now() - startedAt) / 1000 };
 }
 
 async function queueRunsOnce(api: ApiClient, checkIds: string[]): Promise<string[]> {

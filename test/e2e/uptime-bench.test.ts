@@ -14,6 +14,8 @@ interface Summary {
   pipelineResults: number;
   timedRuns: number;
   timedResults: number;
+  steadyRuns: number;
+  steadyResults: number;
   peer: { failed: number } | null;
 }
 
@@ -44,6 +46,7 @@ describe('uptime benchmark, small', () => {
           BENCH_PIPELINE_JOBS: String(PIPELINE_RUNS),
           BENCH_TIMING_JOBS: String(TIMED_RUNS),
           BENCH_REST_TIMING_JOBS: '20',
+          BENCH_STEADY_SECONDS: '2',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -63,6 +66,8 @@ describe('uptime benchmark, small', () => {
     expect(summary).toBeDefined();
     expect(summary!.pipelineResults).toBeGreaterThanOrEqual(PIPELINE_RUNS);
     expect(summary!.timedResults).toBe(TIMED_RUNS);
+    expect(summary!.steadyRuns).toBe(2000);
+    expect(summary!.steadyResults).toBeGreaterThanOrEqual(summary!.steadyRuns);
     if (summary!.peer) expect(summary!.peer.failed).toBe(0);
   });
 });
