@@ -7,7 +7,8 @@ describe('probe registry', () => {
   const registry = new ProbeRegistry({ useOsDnsResolver: false });
 
   it('maps each uptime check type to its probe', () => {
-    expect(registry.probeFor('URL')).toBe(urlProbe);
+    // The probe itself, its parser memoized around the probe's own (settings-memo.test.ts).
+    expect(registry.probeFor('URL')).toEqual({ ...urlProbe, parseSettings: expect.any(Function) });
     expect(registry.checkTypes().sort()).toEqual(['API', 'DNS', 'ICMP', 'TCP', 'URL']);
     for (const checkType of registry.checkTypes()) expect(registry.probeFor(checkType).checkType).toBe(checkType);
   });
