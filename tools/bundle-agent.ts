@@ -47,5 +47,5 @@ await build({
   define: { OUTPOST_BUNDLE: JSON.stringify({ version }) },
   // CommonJS packages inside an ESM bundle still call require() for Node's built-ins.
   banner: { js: "import { createRequire as __outpostRequire } from 'node:module'; const require = __outpostRequire(import.meta.url);" },
-  external: ['pino', 'pino-pretty', '@sentry/node', 'playwright', 'playwright-core', '@electric-sql/pglite'],
+  external: ['pino', 'pino-pretty', 'playwright', 'playwright-core', '@electric-sql/pglite'],
 });

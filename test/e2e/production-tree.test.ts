@@ -139,7 +139,8 @@ describe.each([
     expect(serviceOnly.filter((name) => has(name) && !needed.has(name))).toEqual([]);
     for (const name of ['fastify', '@electric-sql/pglite', 'nodemailer', 'aedes', 'pg', '@fastify/swagger']) expect(has(name), name).toBe(false);
     for (const tool of ['sentry', 'oxc-parser', 'magic-string']) expect(has(tool), tool).toBe(false);
-    expect(has('@sentry/node')).toBe(true);
+    expect(has('@sentry/core')).toBe(true);
+    expect(has('@sentry/node')).toBe(false);
 
     service = await startTestService('pglite');
     location = await service.privateLocation();

@@ -6,9 +6,11 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createErrorReporter } from '../../src/agent/error-reporting/error-reporter.js';
 import { ServiceClient } from '../../src/agent/service-client.js';
 import { Secret } from '../../src/config/secret.js';
 import { selfSignedCertificate, type Certificate } from '../support/certificate.js';
+import { startSentryReceiver } from '../support/sentry-receiver.js';
 
 const KEY = new Secret(`pl_${'n'.repeat(40)}`);
 const HELLO = {
@@ -106,6 +108,20 @@ describe('the agent\'s calls to the service through a proxy', () => {
     await client.hello(HELLO);
     await client.close();
     expect(proxy.seen).toEqual([]);
+  });
+
+  it('sends error events through HTTP_PROXY as well', async () => {
+    const receiver = await startSentryReceiver();
+    const proxy = await startProxy();
+    process.env.HTTP_PROXY = proxy.url;
+    delete process.env.NO_PROXY;
+    delete process.env.no_proxy;
+    const reporter = createErrorReporter({ dsn: receiver.dsn, sendsKey: false }, { apiKey: KEY, secrets: [] });
+    reporter.capture('the error line', new Error('through the proxy'));
+    await reporter.close(5000);
+    await receiver.close();
+    expect(receiver.events().map((event: { exception?: { values: { value: string }[] } }) => event.exception?.values[0]?.value)).toEqual(['through the proxy']);
+    expect(proxy.seen.join('\n')).toContain(new URL(receiver.dsn).host);
   });
 });
 

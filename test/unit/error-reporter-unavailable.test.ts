@@ -2,15 +2,13 @@ import { describe, expect, it, vi } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
 
 // A broken install (an SDK that will not load or set up) cannot be made for real in a test process.
-vi.doMock('@sentry/node', () => ({
-  NodeClient: class {
+vi.doMock('@sentry/core/server', async (importOriginal) => ({
+  ...(await importOriginal<object>()),
+  ServerRuntimeClient: class {
     constructor() {
       throw new Error('the SDK could not set up its transport');
     }
   },
-  makeNodeTransport: () => undefined,
-  defaultStackParser: () => [],
-  dedupeIntegration: () => ({ name: 'Dedupe' }),
 }));
 
 describe('error reporting without its SDK', () => {

@@ -4,16 +4,16 @@
  * passes the allowlist (event-allowlist.ts) in `beforeSend`, the SDK's last
  * step before an event is put in an envelope.
  *
- * The SDK is loaded at the first event, not at start: it costs tens of MB and
- * hundreds of ms to load, and an agent that never errs should not pay that.
+ * The SDK is loaded at the first event, not at start: an agent that never
+ * errs should not pay for its code.
  */
 import type { ErrorEvent } from '@sentry/core';
-import type { NodeClient } from '@sentry/node';
 import type { Secret } from '../../config/secret.js';
 import { Scrubber } from '../../scrub/index.js';
 import { VERSION } from '../../version.js';
 import type { ErrorReportingConfig } from '../config.js';
 import { allowlistEvent } from './event-allowlist.js';
+import type { SentryClient } from './sentry-client.js';
 
 export interface ErrorReporter {
   /** Reports an error-level event; never throws, never waits. */
@@ -44,7 +44,7 @@ export function createErrorReporter(config: ErrorReportingConfig | undefined, op
 }
 
 class SentryErrorReporter implements ErrorReporter {
-  #client: Promise<NodeClient | undefined> | undefined;
+  #client: Promise<SentryClient | undefined> | undefined;
   #closed = false;
   #sentThisHour = 0;
   #hourStarted = Date.now();
@@ -69,7 +69,7 @@ class SentryErrorReporter implements ErrorReporter {
     void this.#client.then((client) => {
       if (!client) return;
       if (error) client.captureException(error);
-      else client.captureMessage(message, 'error');
+      else client.captureMessage(message);
     });
   }
 
@@ -88,26 +88,15 @@ class SentryErrorReporter implements ErrorReporter {
     return this.#sentThisHour <= EVENTS_PER_HOUR;
   }
 
-  async #load(): Promise<NodeClient | undefined> {
+  async #load(): Promise<SentryClient | undefined> {
     try {
-      const sentry = await import('@sentry/node');
-      const headers: Record<string, string> = this.config.sendsKey
-        ? { authorization: `Bearer ${this.options.apiKey.reveal()}` }
-        : {};
-      const client = new sentry.NodeClient({
+      const { createSentryClient } = await import('./sentry-client.js');
+      return createSentryClient({
         dsn: this.config.dsn,
         release: VERSION,
-        transport: sentry.makeNodeTransport,
-        transportOptions: { headers },
-        stackParser: sentry.defaultStackParser,
-        // No integration gathers anything: no breadcrumbs, no request data, no context lines.
-        integrations: [sentry.dedupeIntegration()],
-        sendClientReports: false,
-        maxBreadcrumbs: 0,
+        headers: this.config.sendsKey ? { authorization: `Bearer ${this.options.apiKey.reveal()}` } : {},
         beforeSend: (event: ErrorEvent) => allowlistEvent(event, { release: VERSION, scrubSecrets: this.#scrubSecrets }),
       });
-      client.init();
-      return client;
     } catch (error) {
       // Reporting errors must never become one; the operator is told it is off.
       this.options.onUnavailable?.(error instanceof Error ? error.message : String(error));
