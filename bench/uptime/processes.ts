@@ -52,6 +52,13 @@ export function peakRssMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
+/** A process's resident set now (VmRSS), in MB. */
+export function residentMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
 /**
  * A process's resident memory now, split: anonymous pages (heap, stacks,
  * anything it wrote), which only it can use, and file pages, which for these

@@ -13,6 +13,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { Client } from 'undici';
@@ -24,6 +26,7 @@ import {
   freePort,
   jsonLine,
   peakRssMb,
+  residentMb,
   residentParts,
   pidsNamed,
   start,
@@ -452,6 +455,14 @@ async function main(): Promise<void> {
     );
     console.log(`    peak RSS at ${STEADY_RATE}/s ${(agentSteadyRss / peerSteadyRss).toFixed(2)}   (target ≤ 2)`);
   }
+  // A real agent reports an error sooner or later (a service restart is enough), and keeps
+  // what reporting loaded; the runs above report none.
+  const erred = await agentAfterAnErrorEvent(true);
+  const quiet = await agentAfterAnErrorEvent(false);
+  console.log(
+    `  after an error event  agent RSS ${erred.rssMb.toFixed(1)} MB, ${quiet.rssMb.toFixed(1)} MB with error reporting off ` +
+      `(idle, its service unreachable; ${erred.events} event(s) at a receiver)`,
+  );
   console.log(`  load average          ${loadAverage()} at the end (${availableParallelism()} cores)`);
   // What a test reads: whether every run came back, never how fast.
   console.log(
@@ -463,6 +474,7 @@ async function main(): Promise<void> {
       timedResults: errors.length,
       steadyRuns,
       steadyResults,
+      errorEvents: erred.events,
       peer: peer ? { failed: peerFailed } : null,
     }),
   );
@@ -491,6 +503,45 @@ async function offerSteadily(
   }
   await Promise.all(offered);
   return { startedAt, seconds: (performance.now() - startedAt) / 1000 };
+}
+
+/**
+ * A fresh agent whose service does not answer: its first claim fails, which
+ * it logs at error level and, with reporting on, reports to a receiver here.
+ * Its resident memory once the event is in (or, reporting off, once the line
+ * is out) and the agent has settled.
+ */
+async function agentAfterAnErrorEvent(reporting: boolean): Promise<{ rssMb: number; events: number }> {
+  let events = 0;
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      events += 1;
+      response.end('{}');
+    });
+  });
+  await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+  const port = (receiver.address() as AddressInfo).port;
+  const agent = start(AGENT_NODE, [...AGENT_NODE_ARGS, AGENT_CLI, 'agent'], {
+    API_KEY: `pl_${'b'.repeat(40)}`,
+    API_URL: `http://127.0.0.1:${await freePort()}`,
+    AGENT_HEALTH_PORT: String(await freePort()),
+    LOG_LEVEL: 'WARN',
+    EXTERNAL_OBSERVABILITY: reporting ? 'on' : 'off',
+    SENTRY_DSN: `http://bench@127.0.0.1:${port}/1`,
+    ...AGENT_ENV,
+    NODE_OPTIONS: AGENT_NODE_OPTIONS,
+  });
+  children.push(agent);
+  try {
+    await agent.waitFor((line) => (line.includes('"level":50') ? true : undefined));
+    if (reporting) await until(async () => events > 0, 30_000, 'an error event');
+    await new Promise((done) => setTimeout(done, 1000));
+    return { rssMb: residentMb(agent.process.pid!), events };
+  } finally {
+    await agent.stop();
+    receiver.close();
+  }
 }
 
 async function queueRunsOnce(api: ApiClient, checkIds: string[]): Promise<string[]> {

@@ -16,14 +16,16 @@ interface Summary {
   timedResults: number;
   steadyRuns: number;
   steadyResults: number;
+  errorEvents: number;
   peer: { failed: number } | null;
 }
 
 /**
  * A small run of the uptime benchmark (bench/uptime/run.ts) on PostgreSQL,
  * so a change that slows the lane shows in the figures it prints. It checks
- * that every run came back and nothing else: speed on a shared machine is
- * noise, and belongs to the full benchmark's record in docs/performance.md.
+ * that every run came back and that the error-event phase had its event, and
+ * nothing else: speed on a shared machine is noise, and belongs to the full
+ * benchmark's record in docs/performance.md.
  */
 describe('uptime benchmark, small', () => {
   let database: TestDatabase;
@@ -68,6 +70,7 @@ describe('uptime benchmark, small', () => {
     expect(summary!.timedResults).toBe(TIMED_RUNS);
     expect(summary!.steadyRuns).toBe(2000);
     expect(summary!.steadyResults).toBeGreaterThanOrEqual(summary!.steadyRuns);
+    expect(summary!.errorEvents).toBeGreaterThanOrEqual(1);
     if (summary!.peer) expect(summary!.peer.failed).toBe(0);
   });
 });
