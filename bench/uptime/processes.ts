@@ -47,15 +47,17 @@ export function start(command: string, args: string[], env: Record<string, strin
 
 /** Peak resident set of a process so far (VmHWM), in MB. */
 export function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = /VmHWM:\s+(\d+) kB/.exec(status);
-  return match ? Number(match[1]) / 1024 : NaN;
+  return statusMb(pid, 'VmHWM');
 }
 
 /** A process's resident set now (VmRSS), in MB. */
 export function residentMb(pid: number): number {
+  return statusMb(pid, 'VmRSS');
+}
+
+function statusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
   return match ? Number(match[1]) / 1024 : NaN;
 }
 

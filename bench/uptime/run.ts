@@ -10,11 +10,11 @@
  *    measurement of requests it delays by a known amount.
  * 4. Memory at a steady rate: a fresh agent and a fresh blackbox_exporter,
  *    each offered the same checks a second for a while, their peak RSS.
+ * 5. Memory after an error event: an idle agent that has reported one, beside
+ *    one with error reporting off.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { Client } from 'undici';
@@ -34,6 +34,7 @@ import {
   until,
   type Child,
 } from './processes.js';
+import { startSentryReceiver } from '../../test/support/sentry-receiver.js';
 import { BLACKBOX_EXPORTER, startPeer } from './peer.js';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 100);
@@ -170,20 +171,28 @@ async function createChecks(api: ApiClient, slug: string, urls: string[]): Promi
   return ids;
 }
 
+/** The agent as the bench runs every one: its node, V8 options, mode and NODE_OPTIONS, with `env` besides. */
+function spawnAgent(env: Record<string, string | undefined>): Child {
+  const child = start(AGENT_NODE, [...AGENT_NODE_ARGS, AGENT_CLI, 'agent'], {
+    LOG_LEVEL: 'WARN',
+    ...env,
+    ...AGENT_ENV,
+    NODE_OPTIONS: AGENT_NODE_OPTIONS,
+  });
+  children.push(child);
+  return child;
+}
+
 async function startAgent(serviceUrl: string, key: string): Promise<{ child: Child; health: string }> {
   const port = await freePort();
-  const child = start(AGENT_NODE, [...AGENT_NODE_ARGS, AGENT_CLI, 'agent'], {
+  const child = spawnAgent({
     API_KEY: key,
     API_URL: serviceUrl,
     REDIS_URL: process.env.BENCH_REDIS_URL,
     UPTIME_CONCURRENCY: String(CONCURRENCY),
     AGENT_HEALTH_PORT: String(port),
-    LOG_LEVEL: 'WARN',
     SHUTDOWN_GRACE_SECONDS: '5',
-    ...AGENT_ENV,
-    NODE_OPTIONS: AGENT_NODE_OPTIONS,
   });
-  children.push(child);
   const health = `http://127.0.0.1:${port}`;
   await until(async () => (await fetch(`${health}/-/readiness`).catch(() => undefined))?.status === 200, 30_000, 'agent ready');
   return { child, health };
@@ -512,35 +521,22 @@ async function offerSteadily(
  * is out) and the agent has settled.
  */
 async function agentAfterAnErrorEvent(reporting: boolean): Promise<{ rssMb: number; events: number }> {
-  let events = 0;
-  const receiver = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => {
-      events += 1;
-      response.end('{}');
-    });
-  });
-  await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
-  const port = (receiver.address() as AddressInfo).port;
-  const agent = start(AGENT_NODE, [...AGENT_NODE_ARGS, AGENT_CLI, 'agent'], {
+  const receiver = await startSentryReceiver();
+  const agent = spawnAgent({
     API_KEY: `pl_${'b'.repeat(40)}`,
     API_URL: `http://127.0.0.1:${await freePort()}`,
     AGENT_HEALTH_PORT: String(await freePort()),
-    LOG_LEVEL: 'WARN',
     EXTERNAL_OBSERVABILITY: reporting ? 'on' : 'off',
-    SENTRY_DSN: `http://bench@127.0.0.1:${port}/1`,
-    ...AGENT_ENV,
-    NODE_OPTIONS: AGENT_NODE_OPTIONS,
+    SENTRY_DSN: receiver.dsn,
   });
-  children.push(agent);
   try {
     await agent.waitFor((line) => (line.includes('"level":50') ? true : undefined));
-    if (reporting) await until(async () => events > 0, 30_000, 'an error event');
+    if (reporting) await until(async () => receiver.events().length > 0, 30_000, 'an error event');
     await new Promise((done) => setTimeout(done, 1000));
-    return { rssMb: residentMb(agent.process.pid!), events };
+    return { rssMb: residentMb(agent.process.pid!), events: receiver.events().length };
   } finally {
     await agent.stop();
-    receiver.close();
+    await receiver.close();
   }
 }
 
